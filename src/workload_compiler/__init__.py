@@ -1,0 +1,1 @@
+"""Workload Compiler: size GPU infrastructure from the workload up."""

@@ -1,0 +1,133 @@
+"""Parameter and FLOP counts of a decoder transformer (dense or MoE; MHA, GQA or MLA).
+
+Parameters count the weight matrices, the norms and the embeddings (biases are ignored: the
+modern models have none, and for GPT-3 they are < 0.01%). FLOPs count a multiply-add as 2 FLOPs.
+
+Forward FLOPs per token (Kaplan et al. 2020, arXiv:2001.08361, Table 1; Narayanan et al. 2021,
+arXiv:2104.04473, Eq. 3):  2 * N_matmul + attention, where N_matmul is the active weight
+matrices including the output head (the input embedding is a lookup, not a matmul) and the
+attention term per layer is 2 * 2 * ctx * heads * (d_qk + d_v) / 2 ... written out below. A
+training step is 3x forward (forward + backward 2x), so training FLOPs per token ≈ 6 N + attention.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .model import ModelArch
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParamCounts:
+    """Parameter counts by part; `total` and `active` are what users quote."""
+
+    embedding: float
+    output_head: float
+    attention_per_layer: float
+    dense_mlp_per_layer: float
+    moe_routed_per_layer: float       # all routed experts of one MoE layer
+    moe_shared_per_layer: float
+    router_per_layer: float
+    norms: float
+    mtp: float
+    total: float
+    active: float
+    expert_params: float              # all routed-expert weights in the model (sharded by EP)
+    non_expert_params: float          # everything else (sharded by TP/PP)
+
+
+def attention_params(a: ModelArch) -> float:
+    """Weights of one attention block: q, k, v, o projections (MHA/GQA) or the MLA factorization."""
+    h = a.hidden_size
+    if a.is_mla:
+        qk = a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim
+        if a.mla_q_lora_rank:
+            q = h * a.mla_q_lora_rank + a.mla_q_lora_rank + a.mla_q_lora_rank * a.attention_heads * qk
+        else:
+            q = h * a.attention_heads * qk
+        kv_down = h * (a.mla_kv_lora_rank + a.mla_qk_rope_head_dim) + a.mla_kv_lora_rank
+        kv_up = a.mla_kv_lora_rank * a.attention_heads * (a.mla_qk_nope_head_dim + a.mla_v_head_dim)
+        o = a.attention_heads * a.mla_v_head_dim * h
+        return float(q + kv_down + kv_up + o)
+    q = h * a.attention_heads * a.head_dim
+    kv = 2 * h * a.kv_heads * a.head_dim
+    o = a.attention_heads * a.head_dim * h
+    return float(q + kv + o)
+
+
+def mlp_params(a: ModelArch, ffn: int) -> float:
+    """One MLP: gated (SwiGLU/GeGLU) has three h x f matrices, plain has two."""
+    return float((3 if a.gated else 2) * a.hidden_size * ffn)
+
+
+def param_counts(a: ModelArch) -> ParamCounts:
+    h = a.hidden_size
+    embedding = float(a.vocab_size * h)
+    output_head = 0.0 if a.tied_embeddings else float(a.vocab_size * h)
+    attn = attention_params(a)
+    dense_mlp = mlp_params(a, a.ffn_hidden_size)
+    routed = a.moe_experts * mlp_params(a, a.moe_ffn_hidden_size) if a.is_moe else 0.0
+    shared_ffn = a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size
+    shared = a.moe_shared_experts * mlp_params(a, shared_ffn) if a.is_moe else 0.0
+    router = float(h * a.moe_experts) if a.is_moe else 0.0
+    norms = float(2 * h * a.layers + h)
+    per_layer_common = attn
+    moe_layers, dense_layers = a.moe_layers, a.dense_mlp_layers
+    body = (a.layers * per_layer_common + dense_layers * dense_mlp
+            + moe_layers * (routed + shared + router) + norms)
+    # DeepSeek-V3 MTP module: one extra transformer block plus a 2h x h projection and norms,
+    # sharing the embedding and head (arXiv:2412.19437 §2.2).
+    mtp_block = attn + (routed + shared + router if a.is_moe else dense_mlp) + 2 * h * h + 4 * h
+    mtp = a.mtp_layers * mtp_block
+    total = embedding + output_head + body + mtp
+    active_routed = a.moe_top_k * mlp_params(a, a.moe_ffn_hidden_size) if a.is_moe else 0.0
+    active = total - moe_layers * (routed - active_routed) - (a.mtp_layers * (routed - active_routed))
+    expert = (moe_layers + a.mtp_layers) * routed
+    return ParamCounts(
+        embedding=embedding, output_head=output_head, attention_per_layer=attn,
+        dense_mlp_per_layer=dense_mlp, moe_routed_per_layer=routed, moe_shared_per_layer=shared,
+        router_per_layer=router, norms=norms, mtp=mtp, total=total, active=active,
+        expert_params=expert, non_expert_params=total - expert,
+    )
+
+
+def attention_context(a: ModelArch, seq_len: int) -> float:
+    """Mean keys attended per layer: the window on sliding-window layers, seq_len elsewhere."""
+    if a.sliding_window and a.sliding_window_layers:
+        w = min(a.sliding_window, seq_len)
+        return (a.sliding_window_layers * w + (a.layers - a.sliding_window_layers) * seq_len) / a.layers
+    return float(seq_len)
+
+
+def attention_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -> float:
+    """Forward score (QK^T) and mix (AV) FLOPs per token, all layers.
+
+    Per layer and token: 2 * ctx * heads * d_qk (QK^T) + 2 * ctx * heads * d_v (AV), with ctx the
+    context length (sliding window where it applies); causal masking halves it (ctx -> ctx/2 on
+    average), which is what FlashAttention computes. Narayanan et al. Eq. 3 counts it non-causal.
+    """
+    if a.is_mla:
+        d_qk, d_v = a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim, a.mla_v_head_dim
+    else:
+        d_qk = d_v = a.head_dim
+    ctx = attention_context(a, seq_len)
+    if causal:
+        ctx = ctx / 2
+    return 2.0 * ctx * a.attention_heads * (d_qk + d_v) * a.layers
+
+
+def matmul_flops_per_token(a: ModelArch) -> float:
+    """Forward weight-matmul FLOPs per token: 2 x active weights in matmuls (head included, the
+    embedding lookup and the norms excluded; the router is a matmul and counts)."""
+    c = param_counts(a)
+    return 2.0 * (c.active - c.embedding - c.norms)
+
+
+def forward_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -> float:
+    return matmul_flops_per_token(a) + attention_flops_per_token(a, seq_len, causal)
+
+
+def training_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -> float:
+    """Model FLOPs per trained token: 3 x forward (backward = 2 x forward). Recompute not counted:
+    this is the MFU numerator (PaLM, Chowdhery et al. 2022, App. B)."""
+    return 3.0 * forward_flops_per_token(a, seq_len, causal)

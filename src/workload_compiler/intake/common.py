@@ -1,0 +1,83 @@
+"""Intake pieces shared by every archetype: the model description and the compute pins.
+
+Every field is optional at intake; what is missing is filled later by a named rule and recorded
+as an assumption. `None` here means "not given".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..arch.model import MlpKind
+from ..units import Count
+
+RecomputeMode = Literal["none", "selective", "full"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MoeIntake(Strict):
+    experts: int = Field(gt=0)
+    top_k: int = Field(gt=0)
+    expert_ffn_hidden_size: int = Field(gt=0)
+    shared_experts: int = Field(default=0, ge=0)
+    shared_expert_ffn_hidden_size: int | None = Field(default=None, gt=0)
+    dense_layers: int = Field(default=0, ge=0, description="leading layers with a dense MLP")
+    layer_interval: int = Field(default=1, ge=1)
+
+
+class MlaIntake(Strict):
+    q_lora_rank: int = Field(default=0, ge=0)
+    kv_lora_rank: int = Field(gt=0)
+    qk_nope_head_dim: int = Field(gt=0)
+    qk_rope_head_dim: int = Field(gt=0)
+    v_head_dim: int = Field(gt=0)
+
+
+class ModelIntake(Strict):
+    """A preset id, a local HF config.json, or the fields; fields given override the preset."""
+
+    preset: str | None = None
+    hf_config: Path | None = None
+    name: str | None = None
+    layers: int | None = Field(default=None, gt=0)
+    hidden_size: int | None = Field(default=None, gt=0)
+    attention_heads: int | None = Field(default=None, gt=0)
+    kv_heads: int | None = Field(default=None, gt=0)
+    head_dim: int | None = Field(default=None, gt=0)
+    ffn_hidden_size: int | None = Field(default=None, ge=0)
+    vocab_size: int | None = Field(default=None, gt=0)
+    mlp: MlpKind | None = None
+    tied_embeddings: bool | None = None
+    moe: MoeIntake | None = None
+    mla: MlaIntake | None = None
+    sliding_window: int | None = Field(default=None, ge=0)
+    sliding_window_layers: int | None = Field(default=None, ge=0)
+    params: Count | None = Field(default=None, description="parameter count, when only that is known")
+
+
+class ParallelismIntake(Strict):
+    tp: int | None = Field(default=None, ge=1)
+    pp: int | None = Field(default=None, ge=1)
+    dp: int | None = Field(default=None, ge=1)
+    cp: int | None = Field(default=None, ge=1)
+    ep: int | None = Field(default=None, ge=1)
+    etp: int | None = Field(default=None, ge=1, description="tensor parallel inside each expert")
+    vp: int | None = Field(default=None, ge=1, description="virtual pipeline stages per rank (interleaved 1F1B)")
+    micro_batch_size: int | None = Field(default=None, ge=1)
+    recompute: RecomputeMode | None = None
+    sequence_parallel: bool | None = None
+    zero_stage: Literal[0, 1, 2, 3] | None = None
+
+
+class ComputeIntake(Strict):
+    accelerator: str | None = None
+    system: str | None = None
+    gpus: int | None = Field(default=None, ge=1)
+    max_gpus: int | None = Field(default=None, ge=1, description="a cap: the search stays at or below it")
+    parallelism: ParallelismIntake = Field(default_factory=ParallelismIntake)

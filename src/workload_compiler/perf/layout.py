@@ -1,0 +1,92 @@
+"""The inputs of the one performance model, scalar or grid.
+
+`Layout` holds NumPy arrays that broadcast together: shape () for the one layout `compile`
+evaluates, shape (n,) for the millions the planner evaluates. The memory and step-time functions
+take a `Layout` and return arrays of the broadcast shape, so both callers run the same code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+RECOMPUTE_CODES: dict[str, int] = {"none": 0, "selective": 1, "full": 2}
+RECOMPUTE_NAMES: dict[int, str] = {v: k for k, v in RECOMPUTE_CODES.items()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Layout:
+    """Parallel layout(s). Degrees multiply to the GPU count: tp * pp * cp * dp = gpus.
+
+    ep (expert parallel) and etp (expert tensor parallel) re-partition the same GPUs inside the
+    MoE layers: ep * etp must divide tp * cp * dp (Megatron-Core's "MoE parallel folding").
+    zero: 0 = plain DP, 1 = optimizer sharded (Megatron distributed optimizer), 2 = + gradients,
+    3 = + parameters (FSDP / ZeRO-3). recompute: 0 none, 1 selective, 2 full.
+    """
+
+    tp: IntArray
+    pp: IntArray
+    dp: IntArray
+    cp: IntArray
+    ep: IntArray
+    etp: IntArray
+    vp: IntArray
+    mbs: IntArray
+    recompute: IntArray
+    sp: npt.NDArray[np.bool_]
+    zero: IntArray
+
+    @classmethod
+    def of(cls, **values: Any) -> Layout:
+        """Build from scalars or sequences; every field must be given."""
+        arrays: dict[str, Any] = {}
+        for f in fields(cls):
+            v = values[f.name]
+            arrays[f.name] = np.asarray(v, dtype=np.bool_ if f.name == "sp" else np.int64)
+        return cls(**arrays)
+
+    @property
+    def gpus(self) -> IntArray:
+        return self.tp * self.pp * self.cp * self.dp
+
+    def take(self, index: Any) -> Layout:
+        """One layout (or a subset) of a grid."""
+        return Layout(**{f.name: np.broadcast_to(getattr(self, f.name), self.shape)[index]
+                         for f in fields(self)})
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return np.broadcast_shapes(*(np.shape(getattr(self, f.name)) for f in fields(self)))
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingSetup:
+    """What a step processes: scalars, the same for every layout of a grid."""
+
+    seq_len: int
+    global_batch_size: int      # sequences per optimizer step
+    precision: str              # bf16 | fp16 | fp8 | mxfp8 | nvfp4
+
+
+@dataclass(frozen=True, kw_only=True)
+class Hardware:
+    """The machine as the performance model sees it; every number from the catalog."""
+
+    accelerator_id: str
+    system_id: str
+    peak_flops_bf16: float               # dense FLOP/s
+    peak_flops_fp8: float | None         # dense FLOP/s; None when the accelerator has no FP8
+    peak_flops_fp4: float | None
+    hbm_bytes: float
+    hbm_bandwidth_bytes_per_s: float
+    scale_up_bandwidth_bytes_per_s: float   # per GPU, per direction
+    scale_up_domain_gpus: int
+    gpus_per_node: int
+    scale_out_bandwidth_bytes_per_s: float  # per GPU, per direction (NIC line rate / 8 x NICs/GPU)
+    tdp_w: float

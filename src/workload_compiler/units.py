@@ -1,0 +1,153 @@
+"""Quantities at the boundary: parse "7B", "80GiB", "2.5MW", "30d", "20/s"; print GB and GiB.
+
+Inside the tool every quantity is a float in SI base units (bytes, W, s, FLOP, 1/s). GB = 10^9
+bytes and GiB = 2^30 bytes are kept apart everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
+
+from .errors import InputError
+
+_NUMBER = r"([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
+
+_COUNT_SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "b": 1e9, "B": 1e9, "G": 1e9,
+                 "t": 1e12, "T": 1e12, "P": 1e15}
+_BYTE_UNIT = {"b": 1.0, "": 1.0, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12, "pb": 1e15,
+              "kib": 2.0**10, "mib": 2.0**20, "gib": 2.0**30, "tib": 2.0**40, "pib": 2.0**50}
+_POWER_UNIT = {"w": 1.0, "": 1.0, "kw": 1e3, "mw": 1e6, "gw": 1e9}
+_TIME_UNIT = {"": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0,
+              "m": 60.0, "h": 3600.0, "hr": 3600.0, "d": 86400.0, "day": 86400.0, "days": 86400.0,
+              "w": 7 * 86400.0, "wk": 7 * 86400.0, "weeks": 7 * 86400.0, "y": 365 * 86400.0}
+_BITRATE_UNIT = {"bps": 1.0, "b/s": 1.0, "kb/s": 1e3, "mb/s": 1e6, "gb/s": 1e9, "tb/s": 1e12,
+                 "gbps": 1e9, "tbps": 1e12}
+
+
+def _split(text: str, field: str, what: str) -> tuple[float, str]:
+    match = re.fullmatch(_NUMBER + r"\s*([^\d\s].*)?", text.strip())
+    if not match:
+        raise InputError(field, text, f"expected {what}")
+    return float(match.group(1)), (match.group(2) or "").strip()
+
+
+def _finite_nonnegative(value: float, field: str, original: Any) -> float:
+    if not math.isfinite(value) or value < 0:
+        raise InputError(field, original, "expected a finite, non-negative quantity")
+    return value
+
+
+def parse_count(value: Any, field: str = "value") -> float:
+    """'7B' -> 7e9, '405e9' -> 4.05e11, '300B' (tokens) -> 3e11, '1.5M' -> 1.5e6, 42 -> 42."""
+    if isinstance(value, bool):
+        raise InputError(field, value, "expected a number such as 7B, 405e9 or 1024")
+    if isinstance(value, int | float):
+        return _finite_nonnegative(float(value), field, value)
+    number, unit = _split(str(value), field, "a number such as 7B, 405e9 or 1024")
+    unit = unit.removesuffix(" tokens").removesuffix("tokens").strip()
+    if unit not in _COUNT_SUFFIX:
+        raise InputError(field, value, f"unknown suffix {unit!r}; use one of K, M, B, T")
+    return _finite_nonnegative(number * _COUNT_SUFFIX[unit], field, value)
+
+
+def _parse_with(value: Any, field: str, table: dict[str, float], what: str) -> float:
+    if isinstance(value, bool):
+        raise InputError(field, value, f"expected {what}")
+    if isinstance(value, int | float):
+        return _finite_nonnegative(float(value), field, value)
+    number, unit = _split(str(value), field, what)
+    key = unit.lower() if unit.lower() in table else unit
+    if key not in table:
+        raise InputError(field, value, f"unknown unit {unit!r}; expected {what}")
+    return _finite_nonnegative(number * table[key], field, value)
+
+
+def parse_bytes(value: Any, field: str = "value") -> float:
+    """'80GiB' -> 85899345920, '141 GB' -> 1.41e11 (GB = 1e9, GiB = 2^30)."""
+    return _parse_with(value, field, _BYTE_UNIT, "a size such as 141 GB or 80 GiB")
+
+
+def parse_power(value: Any, field: str = "value") -> float:
+    """'2.5MW' -> 2.5e6 W, '40kW' -> 4e4 W."""
+    return _parse_with(value, field, _POWER_UNIT, "a power such as 40kW or 2.5MW")
+
+
+def parse_duration(value: Any, field: str = "value") -> float:
+    """'30d' -> 2592000 s, '24h', '50ms', '2s', '90min'. A bare number is seconds."""
+    return _parse_with(value, field, _TIME_UNIT, "a duration such as 30d, 24h, 2s or 50ms")
+
+
+def parse_rate(value: Any, field: str = "value") -> float:
+    """'20/s' -> 20 per second, '1200/min', '5/h'. A bare number is per second."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return _finite_nonnegative(float(value), field, value)
+    text = str(value).strip()
+    if "/" not in text:
+        return parse_count(text, field)
+    number, per = text.split("/", 1)
+    seconds = _parse_with("1" + per.strip(), field, _TIME_UNIT, "a rate such as 20/s")
+    return parse_count(number.strip(), field) / seconds
+
+
+def parse_bitrate(value: Any, field: str = "value") -> float:
+    """'400Gb/s' -> 4e11 bit/s; a bare number is bit/s."""
+    return _parse_with(value, field, _BITRATE_UNIT, "a bit rate such as 400Gb/s")
+
+
+def _validator(parser: Any) -> BeforeValidator:
+    return BeforeValidator(lambda v: v if v is None else parser(v))
+
+
+Count = Annotated[float, _validator(parse_count)]
+Bytes = Annotated[float, _validator(parse_bytes)]
+Watts = Annotated[float, _validator(parse_power)]
+Seconds = Annotated[float, _validator(parse_duration)]
+PerSecond = Annotated[float, _validator(parse_rate)]
+
+
+def _scaled(value: float, steps: list[tuple[float, str]], digits: int) -> str:
+    for scale, unit in steps:
+        if abs(value) >= scale:
+            return f"{value / scale:.{digits}f} {unit}"
+    scale, unit = steps[-1]
+    return f"{value / scale:.{digits}f} {unit}"
+
+
+def format_bytes_decimal(n: float, digits: int = 2) -> str:
+    return _scaled(n, [(1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1, "B")], digits)
+
+
+def format_bytes_binary(n: float, digits: int = 2) -> str:
+    return _scaled(n, [(2.0**50, "PiB"), (2.0**40, "TiB"), (2.0**30, "GiB"), (2.0**20, "MiB"),
+                       (2.0**10, "KiB"), (1, "B")], digits)
+
+
+def format_bytes(n: float, digits: int = 2) -> str:
+    """Both units, since people confuse them: '14.00 GB (13.04 GiB)'."""
+    return f"{format_bytes_decimal(n, digits)} ({format_bytes_binary(n, digits)})"
+
+
+def format_power(w: float, digits: int = 2) -> str:
+    return _scaled(w, [(1e9, "GW"), (1e6, "MW"), (1e3, "kW"), (1, "W")], digits)
+
+
+def format_duration(s: float) -> str:
+    if not math.isfinite(s):
+        return "∞"
+    if s >= 2 * 86400:
+        return f"{s / 86400:.1f} d"
+    if s >= 2 * 3600:
+        return f"{s / 3600:.1f} h"
+    if s >= 120:
+        return f"{s / 60:.1f} min"
+    if s >= 1:
+        return f"{s:.2f} s"
+    return f"{s * 1e3:.2f} ms"
+
+
+def format_count(n: float, digits: int = 2) -> str:
+    return _scaled(n, [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"), (1, "")], digits).strip()
