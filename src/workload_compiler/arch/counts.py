@@ -91,36 +91,52 @@ def param_counts(a: ModelArch) -> ParamCounts:
     )
 
 
-def attention_context(a: ModelArch, seq_len: int) -> float:
-    """Mean keys attended per layer: the window on sliding-window layers, seq_len elsewhere."""
+def _mean_keys(window: float, seq_len: int, causal: bool) -> float:
+    """Mean keys a query attends to in a sequence of `seq_len`, with at most `window` keys.
+
+    Causal, full (window >= seq_len): seq_len / 2, the usual convention. Causal, windowed: the
+    first `window` positions ramp up, the rest see the whole window: window - window^2 / (2 seq_len).
+    Non-causal: min(window, seq_len).
+    """
+    w = min(window, seq_len)
+    if not causal:
+        return float(w)
+    return w - w * w / (2.0 * seq_len)
+
+
+def attention_context(a: ModelArch, seq_len: int, causal: bool = False) -> float:
+    """Mean keys attended per layer and query: the window on sliding-window layers, the whole
+    sequence elsewhere; `causal` averages over positions (see `_mean_keys`)."""
+    full = _mean_keys(seq_len, seq_len, causal)
     if a.sliding_window and a.sliding_window_layers:
-        w = min(a.sliding_window, seq_len)
-        return (a.sliding_window_layers * w + (a.layers - a.sliding_window_layers) * seq_len) / a.layers
-    return float(seq_len)
+        windowed = _mean_keys(a.sliding_window, seq_len, causal)
+        return (a.sliding_window_layers * windowed + (a.layers - a.sliding_window_layers) * full) / a.layers
+    return full
 
 
 def attention_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -> float:
     """Forward score (QK^T) and mix (AV) FLOPs per token, all layers.
 
     Per layer and token: 2 * ctx * heads * d_qk (QK^T) + 2 * ctx * heads * d_v (AV), with ctx the
-    context length (sliding window where it applies); causal masking halves it (ctx -> ctx/2 on
-    average), which is what FlashAttention computes. Narayanan et al. Eq. 3 counts it non-causal.
+    mean keys attended (`attention_context`): seq_len non-causal, seq_len / 2 causal (what
+    FlashAttention computes), at most the window on sliding-window layers. Narayanan et al. Eq. 3
+    counts it non-causal.
     """
     if a.is_mla:
         d_qk, d_v = a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim, a.mla_v_head_dim
     else:
         d_qk = d_v = a.head_dim
-    ctx = attention_context(a, seq_len)
-    if causal:
-        ctx = ctx / 2
+    ctx = attention_context(a, seq_len, causal)
     return 2.0 * ctx * a.attention_heads * (d_qk + d_v) * a.layers
 
 
 def matmul_flops_per_token(a: ModelArch) -> float:
     """Forward weight-matmul FLOPs per token: 2 x active weights in matmuls (head included, the
-    embedding lookup and the norms excluded; the router is a matmul and counts)."""
+    embedding lookup and the norms excluded; the router is a matmul and counts). A tied head
+    shares the embedding's weights but is still a V x h matmul (Narayanan et al. Eq. 3, V term)."""
     c = param_counts(a)
-    return 2.0 * (c.active - c.embedding - c.norms)
+    tied_head = c.embedding if a.tied_embeddings else 0.0
+    return 2.0 * (c.active - c.embedding - c.norms + tied_head)
 
 
 def forward_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -> float:

@@ -47,6 +47,11 @@ class ModelArch(BaseModel):
     sliding_window: int = Field(default=0, ge=0)
     sliding_window_layers: int = Field(default=0, ge=0)
     mtp_layers: int = Field(default=0, ge=0, description="multi-token-prediction modules (DeepSeek V3)")
+    # The published checkpoint's weight format (a name from arch/weight_formats.py), where the
+    # model ships quantized: gpt-oss stores its MoE experts in MXFP4. None = not stated (16-bit).
+    weight_format: str | None = Field(default=None, description="checkpoint weight format; None = not stated")
+    weight_format_scope: Literal["all", "experts"] = Field(
+        default="all", description="weights the format covers; 'experts' = routed experts only, rest 16-bit")
     source: str = Field(default="given", description="where the architecture numbers come from")
 
     @property

@@ -39,12 +39,22 @@ class Accelerator(BaseModel):
     vendor: str
     architecture: str
     form_factor: str
-    memory_bytes: float = Field(gt=0, description="HBM capacity, bytes (decimal GB x 1e9 as the vendor states)")
-    memory_bandwidth_bytes_per_s: float = Field(gt=0, description="HBM peak bandwidth")
-    tdp_w: float = Field(gt=0)
+    memory_bytes: float = Field(
+        gt=0, description="HBM capacity, bytes (decimal GB x 1e9 as the vendor states)")
+    memory_bandwidth_bytes_per_s: float | None = Field(
+        gt=0, description="HBM peak bandwidth; None when the vendor figure is not known")
+    tdp_w: float | None = Field(gt=0, description="max board/module power; None when not published")
     scale_up_bandwidth_bytes_per_s: float | None = Field(
         default=None, description="scale-up (NVLink/Infinity Fabric) bandwidth per GPU, per direction")
     peak_flops: PeakFlops
+    peak_flops_sparse: PeakFlops | None = Field(
+        default=None, description="vendor 'with sparsity' headline (2:4), kept only to check dense < sparse")
+    memory_type: str = ""
+    scale_up_interconnect: str = ""
+    pcie_bandwidth_bytes_per_s: float | None = Field(
+        default=None, description="host PCIe link, per direction (vendor bidirectional figure / 2)")
+    reference_id: str | None = Field(
+        default=None, description="id of the entry in the shared reference hardware.yaml it was taken from")
     source: str
     as_of: str = ""
     unverified: bool = False
@@ -70,6 +80,56 @@ class System(BaseModel):
     rack_power_w: float | None = Field(default=None, description="for rack-scale systems: the whole rack")
     rack_units: int | None = None
     cooling: Literal["air", "liquid", "hybrid"] = "air"
+    scale_out_nic: str | None = Field(default=None, description="catalog id of the compute NIC")
+    scale_up_bandwidth_bytes_per_s: float | None = Field(
+        default=None,
+        description="per GPU, per direction; overrides the accelerator's figure (e.g. PCIe-only nodes)")
+    rack_power_w_range: tuple[float, float] | None = Field(
+        default=None, description="published spread of rack power where sources disagree (low, high)")
+    cpu: str = ""
+    source: str
+    as_of: str = ""
+    unverified: bool = False
+    notes: str = ""
+
+
+class Switch(BaseModel):
+    """A network switch (one ASIC box); ports are logical ports at `port_bits_per_s`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    name: str
+    vendor: str
+    technology: str
+    ports: int = Field(gt=0, description="logical ports at port_bits_per_s (QM9700: 64 = 32 twin-port cages)")
+    port_bits_per_s: float = Field(gt=0)
+    switching_bits_per_s: float | None = None
+    power_w: float | None = Field(default=None, description="max switch power; None when not in the sources")
+    rack_units: int | None = None
+    in_network_reduction: str = ""
+    role: Literal["compute", "storage", "inband", "oob", "any"] = "any"
+    source: str
+    as_of: str = ""
+    unverified: bool = False
+    notes: str = ""
+
+
+class Nic(BaseModel):
+    """A host network adapter used for the scale-out (compute) or storage fabric."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    name: str
+    vendor: str
+    port_bits_per_s: float = Field(gt=0, description="line rate of one port")
+    ports: int = Field(default=1, gt=0)
+    protocols: tuple[str, ...] = ()
+    host_interface: str = ""
+    power_w: float | None = None
+    nccl_busbw_bytes_per_s: tuple[float, float] | None = Field(
+        default=None, description="achievable NCCL bus bandwidth per NIC (low, high), measured")
     source: str
     as_of: str = ""
     unverified: bool = False

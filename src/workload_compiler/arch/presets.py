@@ -1,0 +1,73 @@
+"""Model presets: published architectures by id, read from `catalog/data/models/<id>.yaml`.
+
+Each YAML file holds `id`, `source` (the config.json or paper the numbers come from) and `arch`
+(the `ModelArch` fields). This is a loader module: it reads package data, and computes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from ..errors import InputError
+from .model import ModelArch
+
+_PACKAGE = "workload_compiler.catalog.data"
+_FOLDER = "models"
+
+
+@dataclass(frozen=True)
+class Preset:
+    id: str
+    source: str
+    arch: ModelArch
+
+
+def _parse(text: str, filename: str) -> Preset:
+    raw: Any = yaml.safe_load(text)
+    if not isinstance(raw, dict) or not {"id", "source", "arch"} <= raw.keys():
+        raise ValueError(f"model preset {filename}: needs the keys id, source and arch")
+    arch_fields = dict(raw["arch"])
+    arch_fields.setdefault("source", raw["source"])
+    return Preset(id=str(raw["id"]), source=str(raw["source"]), arch=ModelArch(**arch_fields))
+
+
+@cache
+def _presets() -> dict[str, Preset]:
+    folder = resources.files(_PACKAGE).joinpath(_FOLDER)
+    found: dict[str, Preset] = {}
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".yaml"):
+            continue
+        preset = _parse(entry.read_text(encoding="utf-8"), entry.name)
+        if preset.id in found or entry.name != f"{preset.id}.yaml":
+            # One file per id, named after it: a duplicate or a misnamed file is our bug.
+            raise ValueError(f"model preset {entry.name}: id {preset.id!r} is duplicated or misnamed")
+        found[preset.id] = preset
+    return found
+
+
+def list_presets() -> list[str]:
+    """The preset ids, sorted."""
+    return sorted(_presets())
+
+
+def _get(preset_id: str, field: str) -> Preset:
+    presets = _presets()
+    if preset_id not in presets:
+        raise InputError(field, preset_id, "one of: " + ", ".join(sorted(presets)))
+    return presets[preset_id]
+
+
+def preset_arch(preset_id: str, field: str = "model.preset") -> ModelArch:
+    """The architecture of a preset; an unknown id is an `InputError` listing the known ones."""
+    return _get(preset_id, field).arch
+
+
+def preset_source(preset_id: str, field: str = "model.preset") -> str:
+    """Where the preset's numbers come from (a config.json, a paper's table)."""
+    return _get(preset_id, field).source

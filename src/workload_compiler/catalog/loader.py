@@ -1,0 +1,281 @@
+"""Load the hardware catalog (package YAML under catalog/data/, plus an optional user directory).
+
+Layout of a catalog directory: `*.yaml` files, each a mapping with some of the sections
+`accelerators`, `systems`, `switches`, `nics` (lists of entries with an `id`), `aliases` (name ->
+id, for the kind of the file's entries), `default_systems` (accelerator id -> system id) and
+reference tables (`superpod_scalable_units`). The package directory is shared with other catalogs
+(facility, models), so only HARDWARE_FILES are read there; in a user directory every `*.yaml` file
+is read and sections that belong to other catalogs are ignored. Sub-directories are not read.
+
+A user directory with the same layout overrides package entries field by field (an entry with a
+known id is merged over the package entry; `peak_flops` merges per precision) or adds new ones.
+Names are matched after lower-casing and turning '_' and runs of spaces into '-'; anything else goes
+through the explicit `aliases` tables, never fuzzy matching.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from ..errors import InputError
+from ..perf.layout import Hardware
+from .schema import Accelerator, Nic, Switch, System
+
+DATA_DIR = Path(__file__).parent / "data"
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # C parser: ~10x faster
+
+_KINDS: dict[str, type[BaseModel]] = {
+    "accelerators": Accelerator, "systems": System, "switches": Switch, "nics": Nic}
+_TABLES = ("superpod_scalable_units",)
+_SECTIONS = {*_KINDS, "aliases", "default_systems", *_TABLES}
+HARDWARE_FILES = ("accelerators.yaml", "systems.yaml", "switches.yaml", "nics.yaml", "superpod_tables.yaml")
+# Singular spellings are almost surely typos of ours, not another catalog's sections.
+_TYPOS = {"accelerator", "system", "switch", "nic", "alias", "default_system"}
+# Which kind a file's `aliases:` section refers to: the kind of the entries in the same file.
+_ALIAS_KIND_FIELD = {"accelerators": "compute.accelerator", "systems": "compute.system",
+                     "switches": "fabric.switch", "nics": "fabric.nic"}
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def normalize(name: str) -> str:
+    """The key every id and alias is compared on: ' H100_SXM' and 'h100 sxm' -> 'h100-sxm'."""
+    return "-".join(name.casefold().replace("_", " ").split())
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Every hardware entry, keyed by id. Build it with `load_catalog()`."""
+
+    accelerators: dict[str, Accelerator]
+    systems: dict[str, System]
+    switches: dict[str, Switch]
+    nics: dict[str, Nic]
+    aliases: dict[str, dict[str, str]] = field(default_factory=dict)   # kind -> alias -> id
+    default_systems: dict[str, str] = field(default_factory=dict)      # accelerator id -> system id
+    tables: dict[str, Any] = field(default_factory=dict)               # reference tables, verbatim
+
+    def _find(self, kind: str, entries: Mapping[str, M], name: str) -> M:
+        key = normalize(str(name))
+        key = self.aliases.get(kind, {}).get(key, key)
+        if key in entries:
+            return entries[key]
+        raise InputError(_ALIAS_KIND_FIELD[kind], name, "one of: " + ", ".join(sorted(entries)))
+
+    def accelerator(self, name: str) -> Accelerator:
+        return self._find("accelerators", self.accelerators, name)
+
+    def system(self, name: str) -> System:
+        return self._find("systems", self.systems, name)
+
+    def switch(self, name: str) -> Switch:
+        return self._find("switches", self.switches, name)
+
+    def nic(self, name: str) -> Nic:
+        return self._find("nics", self.nics, name)
+
+    def systems_for(self, accelerator_id: str) -> list[str]:
+        """Ids of the systems that hold this accelerator, sorted."""
+        acc = self.accelerator(accelerator_id)
+        return sorted(s.id for s in self.systems.values() if s.accelerator == acc.id)
+
+    def default_system(self, accelerator_id: str) -> System:
+        """The reference system of an accelerator (h100-sxm -> dgx-h100)."""
+        acc = self.accelerator(accelerator_id)
+        if acc.id not in self.default_systems:
+            held = self.systems_for(acc.id)
+            raise InputError("compute.system", None,
+                             f"{acc.id} has no reference system; name one"
+                             + (f" of: {', '.join(held)}" if held else " in a user catalog"))
+        return self.systems[self.default_systems[acc.id]]
+
+    def hardware(self, accelerator_id: str, system_id: str | None = None) -> Hardware:
+        """The performance model's view of one accelerator in one system.
+
+        scale_out_bandwidth_bytes_per_s (per GPU, per direction) = NICs x NIC bits/s / 8 / GPUs per
+        node. Scale-up bandwidth is the system's override (PCIe-only nodes) or the accelerator's
+        per-direction figure. A number the catalog does not know raises InputError: the perf model
+        never runs on a made-up peak.
+        """
+        acc = self.accelerator(accelerator_id)
+        sys = self.default_system(acc.id) if system_id is None else self.system(system_id)
+        if sys.accelerator != acc.id:
+            raise InputError("compute.system", system_id,
+                             f"a system holding {acc.id}, one of: {', '.join(self.systems_for(acc.id))}")
+        scale_up = sys.scale_up_bandwidth_bytes_per_s or acc.scale_up_bandwidth_bytes_per_s
+        needed: dict[str, float | None] = {
+            "peak_flops.bf16": acc.peak_flops.bf16,
+            "memory_bandwidth_bytes_per_s": acc.memory_bandwidth_bytes_per_s,
+            "tdp_w": acc.tdp_w,
+        }
+        if sys.scale_up_domain_gpus > 1:
+            needed["scale_up_bandwidth_bytes_per_s"] = scale_up
+        missing = [k for k, v in needed.items() if v is None]
+        if missing:
+            raise InputError("compute.accelerator", acc.id,
+                             f"an accelerator whose catalog entry has {', '.join(missing)}; "
+                             f"{acc.id} does not (unknown in its sources, or not supported by the "
+                             "hardware). Add the value in a user catalog directory to model it")
+        return Hardware(
+            accelerator_id=acc.id,
+            system_id=sys.id,
+            peak_flops_bf16=_known(acc.peak_flops.bf16),
+            peak_flops_fp8=acc.peak_flops.fp8,
+            peak_flops_fp4=acc.peak_flops.fp4,
+            hbm_bytes=acc.memory_bytes,
+            hbm_bandwidth_bytes_per_s=_known(acc.memory_bandwidth_bytes_per_s),
+            scale_up_bandwidth_bytes_per_s=scale_up or 0.0,  # 0.0 only for a 1-GPU domain
+            scale_up_domain_gpus=sys.scale_up_domain_gpus,
+            gpus_per_node=sys.gpus_per_node,
+            scale_out_bandwidth_bytes_per_s=(
+                sys.scale_out_nics_per_node * sys.scale_out_nic_bits_per_s / 8 / sys.gpus_per_node),
+            tdp_w=_known(acc.tdp_w),
+        )
+
+
+def _known(value: float | None) -> float:
+    assert value is not None  # checked by the caller
+    return value
+
+
+def load_catalog(user_dir: Path | None = None) -> Catalog:
+    """The package catalog, with `user_dir`'s YAML files merged over it when given.
+
+    The package-only catalog is parsed once per process and cached.
+    """
+    if user_dir is None:
+        return _package_catalog()
+    if not Path(user_dir).is_dir():
+        raise InputError("catalog_dir", str(user_dir), "an existing directory of catalog YAML files")
+    user_files = sorted(Path(user_dir).glob("*.yaml"))
+    return _build(_merge(_read_files(_package_files()), _read_files(user_files)))
+
+
+def _package_files() -> list[Path]:
+    return [DATA_DIR / name for name in HARDWARE_FILES]
+
+
+@functools.cache
+def _package_catalog() -> Catalog:
+    return _build(_read_files(_package_files()))
+
+
+_Raw = dict[str, Any]
+
+
+def _read_files(paths: list[Path]) -> _Raw:
+    """Collect the hardware sections of the given YAML files, in order (later ids win)."""
+    raw: _Raw = {k: {} for k in _KINDS} | {"aliases": {k: {} for k in _KINDS},
+                                           "default_systems": {}, "tables": {}}
+    for path in paths:
+        with path.open(encoding="utf-8") as fh:
+            try:
+                doc = yaml.load(fh, Loader=_Loader)
+            except yaml.YAMLError as exc:
+                raise InputError(f"catalog file {path}", "(unparsable)", f"valid YAML: {exc}") from None
+        if doc is None:
+            continue
+        if not isinstance(doc, dict) or set(doc) & _TYPOS:
+            bad = sorted(set(doc) & _TYPOS) if isinstance(doc, dict) else doc
+            raise InputError(f"catalog file {path}", bad,
+                             "a mapping with hardware sections among: " + ", ".join(sorted(_SECTIONS)))
+        kinds_here = [k for k in _KINDS if k in doc]
+        for kind in kinds_here:
+            for entry in doc[kind] or []:
+                if not isinstance(entry, dict) or "id" not in entry:
+                    raise InputError(f"catalog file {path}: {kind}", entry, "a mapping with an `id`")
+                entry_id = str(entry["id"])
+                if entry_id != normalize(entry_id):
+                    raise InputError(f"catalog file {path}: {kind}", entry_id,
+                                     f"a lower-case id with '-' (e.g. {normalize(entry_id)!r})")
+                raw[kind][entry_id] = {**entry, "_file": str(path)}
+        if doc.get("aliases"):
+            if len(kinds_here) != 1:
+                raise InputError(f"catalog file {path}: aliases", sorted(doc["aliases"]),
+                                 "aliases in a file that defines exactly one kind of entry")
+            for alias, target in doc["aliases"].items():
+                raw["aliases"][kinds_here[0]][normalize(str(alias))] = normalize(str(target))
+        raw["default_systems"].update({normalize(k): normalize(v)
+                                       for k, v in (doc.get("default_systems") or {}).items()})
+        raw["tables"].update({k: doc[k] for k in _TABLES if k in doc})
+    return raw
+
+
+def _merge(base: _Raw, user: _Raw) -> _Raw:
+    """User entries override package entries field by field; new ids are added whole."""
+    out: _Raw = {k: dict(base[k]) for k in _KINDS}
+    for kind in _KINDS:
+        for entry_id, entry in user[kind].items():
+            if entry_id not in out[kind]:
+                out[kind][entry_id] = entry
+                continue
+            old = out[kind][entry_id]
+            merged = {**old, **entry}
+            for nested in ("peak_flops", "peak_flops_sparse"):
+                if isinstance(old.get(nested), dict) and isinstance(entry.get(nested), dict):
+                    merged[nested] = {**old[nested], **entry[nested]}
+            if "source" not in entry:  # keep provenance: say which fields the user changed
+                changed = sorted(set(entry) - {"id", "_file"})
+                merged["source"] = (f"user catalog {entry['_file']} (fields: {', '.join(changed)}) "
+                                    f"over package entry: {old['source']}")
+            out[kind][entry_id] = merged
+    out["aliases"] = {k: base["aliases"][k] | user["aliases"][k] for k in _KINDS}
+    out["default_systems"] = base["default_systems"] | user["default_systems"]
+    out["tables"] = base["tables"] | user["tables"]
+    return out
+
+
+def _validate(model: type[M], kind: str, entry: dict[str, Any]) -> M:
+    data = {k: v for k, v in entry.items() if k != "_file"}
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        raise InputError(f"catalog {kind}.{entry['id']} ({entry.get('_file', '?')})",
+                         "(invalid entry)", problems) from None
+
+
+def _build(raw: _Raw) -> Catalog:
+    cat = Catalog(
+        accelerators={i: _validate(Accelerator, "accelerators", e) for i, e in raw["accelerators"].items()},
+        systems={i: _validate(System, "systems", e) for i, e in raw["systems"].items()},
+        switches={i: _validate(Switch, "switches", e) for i, e in raw["switches"].items()},
+        nics={i: _validate(Nic, "nics", e) for i, e in raw["nics"].items()},
+        aliases=raw["aliases"],
+        default_systems=raw["default_systems"],
+        tables=raw["tables"],
+    )
+    _check_references(cat)
+    return cat
+
+
+def _check_references(cat: Catalog) -> None:
+    """Every id an entry points at exists (a typo in YAML fails at load, not mid-compile)."""
+    for s in cat.systems.values():
+        if s.accelerator not in cat.accelerators:
+            raise InputError(f"catalog systems.{s.id}.accelerator", s.accelerator,
+                             "one of: " + ", ".join(sorted(cat.accelerators)))
+        if s.scale_out_nic is not None and s.scale_out_nic not in cat.nics:
+            raise InputError(f"catalog systems.{s.id}.scale_out_nic", s.scale_out_nic,
+                             "one of: " + ", ".join(sorted(cat.nics)))
+    for acc_id, sys_id in cat.default_systems.items():
+        if acc_id not in cat.accelerators or sys_id not in cat.systems:
+            raise InputError("catalog default_systems", f"{acc_id}: {sys_id}",
+                             "known accelerator and system ids")
+        if cat.systems[sys_id].accelerator != acc_id:
+            raise InputError("catalog default_systems", f"{acc_id}: {sys_id}",
+                             f"a system holding {acc_id} (it holds {cat.systems[sys_id].accelerator})")
+    for kind, table in cat.aliases.items():
+        entries: Mapping[str, object] = getattr(cat, kind)
+        for alias, target in table.items():
+            if target not in entries:
+                raise InputError(f"catalog aliases ({kind})", f"{alias}: {target}",
+                                 "an alias pointing at a known id")

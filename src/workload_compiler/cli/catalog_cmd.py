@@ -1,0 +1,162 @@
+"""`wkc catalog [accelerators|systems|switches|nics|models] [--json]`: what the tool knows, with sources.
+
+Peak rates are dense datasheet peaks (no sparsity); '—' marks a number the sources do not publish
+(shown as unknown, never filled in from another precision). Memory is shown in GB and GiB.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from ..catalog.loader import Catalog, load_catalog
+from ..catalog.schema import Accelerator
+from .common import out, user_errors
+
+UNKNOWN = "—"
+
+
+class Kind(StrEnum):
+    accelerators = "accelerators"
+    systems = "systems"
+    switches = "switches"
+    nics = "nics"
+    models = "models"
+
+
+def _num(value: float | None, scale: float, digits: int = 1) -> str:
+    """value / scale with at most `digits` decimals and thousands separators; '—' when unknown."""
+    if value is None:
+        return UNKNOWN
+    text = f"{value / scale:,.{digits}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _short_source(source: str, width: int = 48, first_part: bool = True) -> str:
+    """The start of a citation (its first ';'-separated part), cut to `width` characters."""
+    first = source.split(";")[0].strip() if first_part else source.strip()
+    return first if len(first) <= width else first[: width - 1] + "…"
+
+
+def _id(entry_id: str, unverified: bool) -> str:
+    return f"{entry_id}?" if unverified else entry_id
+
+
+def _accelerator_table(cat: Catalog) -> Table:
+    t = Table(title="Accelerators (dense peak TFLOP/s; ? = unverified source)", title_justify="left")
+    for col in ("id", "name", "memory GB", "GiB", "HBM TB/s", "BF16", "FP8", "FP4", "FP64", "TDP W",
+                "source"):
+        t.add_column(col, justify="left" if col in ("id", "name", "source") else "right")
+    for a in cat.accelerators.values():
+        t.add_row(_id(a.id, a.unverified), a.name, _num(a.memory_bytes, 1e9), _num(a.memory_bytes, 2**30),
+                  _num(a.memory_bandwidth_bytes_per_s, 1e12, 3), *_peaks(a),
+                  _num(a.tdp_w, 1.0, 0), _short_source(a.source))
+    return t
+
+
+def _peaks(a: Accelerator) -> list[str]:
+    p = a.peak_flops
+    return [_num(p.bf16, 1e12), _num(p.fp8, 1e12), _num(p.fp4, 1e12), _num(p.fp64, 1e12)]
+
+
+def _system_table(cat: Catalog) -> Table:
+    t = Table(title="Systems (node = what holds gpus_per_node; ? = unverified source)", title_justify="left")
+    for col in ("id", "accelerator", "GPUs/node", "scale-up GPUs", "compute NICs", "CPU cores",
+                "host mem GB", "node kW", "rack kW", "cooling", "source"):
+        t.add_column(col, justify="left" if col in ("id", "accelerator", "cooling", "source") else "right")
+    for s in cat.systems.values():
+        nics = f"{s.scale_out_nics_per_node} x {_num(s.scale_out_nic_bits_per_s, 1e9, 0)}G"
+        t.add_row(_id(s.id, s.unverified), s.accelerator, str(s.gpus_per_node), str(s.scale_up_domain_gpus),
+                  nics, _num(s.cpu_cores_per_node, 1.0, 0), _num(s.host_memory_bytes_per_node, 1e9, 0),
+                  _num(s.node_max_power_w, 1e3, 2), _num(s.rack_power_w, 1e3), s.cooling,
+                  _short_source(s.source))
+    return t
+
+
+def _switch_table(cat: Catalog) -> Table:
+    t = Table(title="Switches (? = unverified source)", title_justify="left")
+    for col in ("id", "name", "ports", "port Gb/s", "capacity Tb/s", "power W", "role", "source"):
+        numeric = col in ("ports", "port Gb/s", "capacity Tb/s", "power W")
+        t.add_column(col, justify="right" if numeric else "left")
+    for w in cat.switches.values():
+        t.add_row(_id(w.id, w.unverified), w.name, str(w.ports), _num(w.port_bits_per_s, 1e9, 0),
+                  _num(w.switching_bits_per_s, 1e12), _num(w.power_w, 1.0, 0), w.role,
+                  _short_source(w.source))
+    return t
+
+
+def _nic_table(cat: Catalog) -> Table:
+    t = Table(title="NICs (? = unverified source)", title_justify="left")
+    for col in ("id", "name", "ports", "port Gb/s", "NCCL busbw GB/s", "source"):
+        t.add_column(col, justify="right" if col in ("ports", "port Gb/s", "NCCL busbw GB/s") else "left")
+    for n in cat.nics.values():
+        bw = n.nccl_busbw_bytes_per_s
+        busbw = UNKNOWN if bw is None else f"{_num(bw[0], 1e9)}-{_num(bw[1], 1e9)}"
+        t.add_row(_id(n.id, n.unverified), n.name, str(n.ports), _num(n.port_bits_per_s, 1e9, 0), busbw,
+                  _short_source(n.source))
+    return t
+
+
+def _models() -> tuple[list[dict[str, str]], str | None]:
+    """Model presets from arch.presets when that module is present; else a note why not."""
+    try:
+        from ..arch import presets
+    except ImportError:
+        return [], "model presets are not available in this build (workload_compiler.arch.presets missing)"
+    rows = []
+    for preset_id in presets.list_presets():
+        source = getattr(presets, "preset_source", None)
+        rows.append({"id": preset_id, "source": source(preset_id) if callable(source) else ""})
+    return rows, None
+
+
+def _json(cat: Catalog, kinds: list[Kind]) -> dict[str, Any]:
+    doc: dict[str, Any] = {"schema_version": 1}
+    for kind in kinds:
+        if kind is Kind.models:
+            doc["models"], note = _models()
+            if note:
+                doc["models_note"] = note
+        else:
+            entries = getattr(cat, kind.value)
+            doc[kind.value] = [e.model_dump(mode="json") for e in entries.values()]
+    return doc
+
+
+_KindArg = Annotated[Kind | None, typer.Argument(help="what to list (default: accelerators and systems)")]
+
+
+def catalog(
+    kind: _KindArg = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+) -> None:
+    """List the hardware catalog (accelerators, systems, switches, NICs) or the model presets."""
+    with user_errors():
+        kinds = [kind] if kind is not None else [Kind.accelerators, Kind.systems]
+        cat = load_catalog()
+        if as_json:
+            print(json.dumps(_json(cat, kinds), indent=2, sort_keys=True))  # stdout is data: no markup
+            return
+        tables = {Kind.accelerators: _accelerator_table, Kind.systems: _system_table,
+                  Kind.switches: _switch_table, Kind.nics: _nic_table}
+        for k in kinds:
+            if k is Kind.models:
+                rows, note = _models()
+                if note:
+                    out.print(f"note: {note}", highlight=False)
+                t = Table(title="Model presets", title_justify="left")
+                t.add_column("id")
+                t.add_column("source")
+                for r in rows:
+                    t.add_row(r["id"], _short_source(r["source"], 90, first_part=False))
+                out.print(t)
+            else:
+                out.print(tables[k](cat))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("catalog")(catalog)

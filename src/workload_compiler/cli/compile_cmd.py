@@ -1,0 +1,37 @@
+"""`wkc compile FILE`: the six-layer specification of one workload (terminal, JSON or Markdown)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..compile import compile_workload
+from ..intake.load import load_workload
+from ..report.markdown import render_markdown
+from ..report.terminal import render
+from .common import out, user_errors
+
+
+def compile_command(
+    file: Annotated[Path, typer.Argument(help="intake YAML (kind: training | inference | hpc)")],
+    as_json: Annotated[bool, typer.Option("--json", help="print the result document as JSON")] = False,
+    as_md: Annotated[bool, typer.Option("--md", help="print the report as Markdown")] = False,
+) -> None:
+    """Compile a workload into its six-layer system specification."""
+    with user_errors():
+        spec = compile_workload(load_workload(file))
+    if as_json:
+        print(json.dumps(spec.model_dump(mode="json"), indent=2, sort_keys=False))
+    elif as_md:
+        print(render_markdown(spec))
+    else:
+        render(spec, out)
+    if not spec.feasible:
+        raise typer.Exit(3)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compile")(compile_command)

@@ -1,0 +1,113 @@
+"""Layer 3, the fabric: scale-up domain, scale-out fat tree, parallelism placement, and the
+storage / in-band / out-of-band networks.
+
+`plan_fabric` composes the pure pieces into the layer the compiled document holds under
+`fabric` (keys: scale_up_domain, scale_out, per_gpu_scale_out_bytes_per_s, violations, ...).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import InputError
+from ._base import Traced
+from .fat_tree import Cables, ScaleOutFabric, Transceivers, size_scale_out
+from .mapping import Placement, Violation, map_parallelism
+from .networks import Network, NetworkRule, Networks, default_network_rules, size_network, size_networks
+
+__all__ = [
+    "Cables",
+    "FabricLayer",
+    "Network",
+    "NetworkRule",
+    "Networks",
+    "Placement",
+    "PlacementSummary",
+    "ScaleOutFabric",
+    "ScaleUpDomain",
+    "Transceivers",
+    "Violation",
+    "default_network_rules",
+    "map_parallelism",
+    "plan_fabric",
+    "size_network",
+    "size_networks",
+    "size_scale_out",
+]
+
+
+class ScaleUpDomain(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    gpus: int
+    nodes: int                                   # nodes (trays) per domain
+    bytes_per_s_per_gpu: float | None = None     # per direction, from the catalog
+
+
+class PlacementSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    order: list[str]
+    tiers: dict[str, str]
+    description: str
+
+
+class FabricLayer(Traced):
+    scale_up_domain: ScaleUpDomain
+    scale_out: ScaleOutFabric
+    per_gpu_scale_out_bytes_per_s: float
+    placement: PlacementSummary
+    violations: list[Violation]
+    networks: Networks
+
+
+def plan_fabric(
+    *,
+    gpus: int,
+    gpus_per_node: int,
+    scale_up_domain_gpus: int,
+    nics_per_node: int,
+    nic_bits_per_s: float,
+    switch_radix: int,
+    switch_port_bits_per_s: float,
+    tp: int,
+    pp: int,
+    dp: int,
+    cp: int = 1,
+    ep: int = 1,
+    etp: int = 1,
+    technology: str = "infiniband",
+    su_nodes: int | None = None,
+    oversubscription: float = 1.0,
+    rail_optimized: bool = True,
+    management_ports: int = 0,
+    node_ports_per_transceiver: int = 1,
+    scale_up_bytes_per_s_per_gpu: float | None = None,
+    ep_rdma_bytes_per_step: float | None = None,
+    network_rules: dict[str, NetworkRule] | None = None,
+) -> FabricLayer:
+    """The fabric layer for one layout on one system (every argument a plain catalog/intake value)."""
+    if tp * pp * dp * cp != gpus:
+        raise InputError("compute.parallelism", {"tp": tp, "pp": pp, "dp": dp, "cp": cp},
+                         f"tp x pp x dp x cp must equal the GPU count ({gpus})")
+    scale_out = size_scale_out(
+        gpus=gpus, gpus_per_node=gpus_per_node, nics_per_node=nics_per_node, nic_bits_per_s=nic_bits_per_s,
+        switch_radix=switch_radix, switch_port_bits_per_s=switch_port_bits_per_s, technology=technology,
+        oversubscription=oversubscription, su_nodes=su_nodes, rail_optimized=rail_optimized,
+        management_ports=management_ports, node_ports_per_transceiver=node_ports_per_transceiver)
+    placement = map_parallelism(
+        tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, etp=etp, gpus_per_node=gpus_per_node,
+        scale_up_domain_gpus=scale_up_domain_gpus, ep_rdma_bytes_per_step=ep_rdma_bytes_per_step,
+        per_gpu_scale_out_bytes_per_s=scale_out.per_gpu_scale_out_bytes_per_s)
+    networks = size_networks(scale_out.nodes, su_nodes, network_rules)
+    domain = ScaleUpDomain(gpus=scale_up_domain_gpus, nodes=max(1, scale_up_domain_gpus // gpus_per_node),
+                           bytes_per_s_per_gpu=scale_up_bytes_per_s_per_gpu)
+    formulas = {**scale_out.formulas, **placement.formulas, **networks.formulas}
+    return FabricLayer(
+        scale_up_domain=domain, scale_out=scale_out,
+        per_gpu_scale_out_bytes_per_s=scale_out.per_gpu_scale_out_bytes_per_s,
+        placement=PlacementSummary(order=placement.order, tiers=dict(placement.tiers),
+                                   description=placement.description),
+        violations=placement.violations, networks=networks,
+        assumptions=[*scale_out.assumptions, *placement.assumptions, *networks.assumptions],
+        formulas=formulas)

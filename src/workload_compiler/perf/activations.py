@@ -1,0 +1,239 @@
+"""Activation bytes one transformer layer keeps for its backward pass, derived tensor by tensor.
+
+Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models",
+arXiv:2205.05198, §4.1 and Table 2) count, per layer of a GPT block (LayerNorm, MHA, GeLU MLP
+with ffn = 4h, dropout), the tensors each op saves for its backward pass, in bytes per token
+(16-bit activations, 1-byte dropout masks):
+
+    attention  QKV-linear input 2h, Q and K 4h, V 2h, softmax output 2as, dropout mask as,
+               dropout output 2as, out-projection input 2h, dropout mask h  -> 11h + 5as
+    MLP        fc1 input 2h, GeLU input 8h, fc2 input 8h, dropout mask h    -> 19h
+    norms      two LayerNorm inputs                                         -> 4h
+    total      34h + 5as  (no parallelism);  Table 2 splits it by tensor parallelism t into
+               10h (replicated: norm and linear inputs, masks) + 24h/t + 5as/t, and sequence
+               parallelism divides the replicated part by t as well: 34h/t + 5as/t.
+
+We write the same list for any layer this package models instead of hard-coding 34 (the tests
+check that a GPT layer gives exactly 34 and 5as): GQA (K and V have kv_heads x head_dim),
+gated MLPs (fc1 holds gate and up: 2 x 2f, the fused SwiGLU of Megatron-Core/Transformer
+Engine saves its input only, then fc2 input 2f), MoE (router logits fp32, and per routed
+(token, expert) pair the dispatched input 2h, expert hidden 6f or 4f, the expert output 2h kept
+for the probability-weighted combine), MLA (the low-rank q/kv paths and their norms). Modern
+models have no dropout. With FlashAttention (Dao et al. 2022, arXiv:2205.14135) the s x s
+softmax is never stored: the kernel saves its output and the fp32 log-sum-exp (4 bytes per head
+per token) and recomputes the scores in backward, so the 5as term does not exist. Megatron-Core
+and torchtitan always use it; it is the default here.
+
+A tensor's `sharding` says what divides it: "replicated" (t only with sequence parallelism),
+"tp" (always t), "score" (bytes per token per attended key, / t), "expert_in" and
+"expert_hidden" (per routed pair; see `ActivationCoefficients`).
+
+Recompute policies (what stays stored between forward and backward):
+    none            everything above
+    attention_core  Korthikanti's selective recompute: the attention core (scores, softmax,
+                    dropout, FlashAttention statistics) is recomputed; Q, K, V are kept.
+                    Megatron-Core's default `--recompute-granularity selective` is this.
+    op_sac          PyTorch per-op selective checkpointing as torchtitan configures it
+                    (torchtitan parallelize_llama.py `_save_list`, policy "op"): keep the layer
+                    input, the attention kernel's outputs and every second matmul output in
+                    forward order; recompute norms, activation functions and the other
+                    matmuls. This is what `Layout.recompute == 1` means (SELECTIVE_POLICY): with
+                    FlashAttention `attention_core` keeps almost all of `none`, and the measured
+                    selective-checkpointing peaks we calibrate on are torchtitan's.
+    full            the layer input only (Korthikanti §4.2: 2sbh, / t with sequence parallel).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ..arch.model import ModelArch
+
+Sharding = Literal["replicated", "tp", "score", "expert_in", "expert_hidden"]
+Policy = Literal["none", "attention_core", "op_sac", "full"]
+POLICIES: tuple[Policy, ...] = ("none", "attention_core", "op_sac", "full")
+SELECTIVE_POLICY: Policy = "op_sac"
+LAYOUT_POLICIES: dict[int, Policy] = {0: "none", 1: SELECTIVE_POLICY, 2: "full"}
+
+ACT_BYTES = 2.0          # bf16 activations (FP8 recipes also keep most saved activations in 16 bit)
+MASK_BYTES = 1.0         # dropout masks are uint8 (Korthikanti §4.1)
+STAT_BYTES = 4.0         # fp32 softmax statistics and router logits
+
+
+@dataclass(frozen=True)
+class SavedTensor:
+    """One tensor an op saves for backward, in bytes per token of the micro-batch."""
+
+    name: str
+    bytes_per_token: float
+    sharding: Sharding
+    group: str               # layer_in, norm, linear_in, attn_qkv, attn_core, attn_out, mlp_hidden,
+    #                          act, mask, moe_misc, mm_out (matmul outputs, for op_sac only)
+
+
+@dataclass(frozen=True)
+class ActivationCoefficients:
+    """Bytes per token of one layer by sharding; per-GPU bytes of one layer and micro-batch are
+
+        tokens * (replicated / (t if sp else 1) + tp / t + score * ctx / t
+                  + top_k * (expert_in * etp / t + expert_hidden / t))
+
+    with tokens = mbs * seq / cp on this GPU. The expert terms: a MoE layer sends each token to
+    top_k experts; with experts split ep ways and each expert's hidden etp ways over the same
+    t * cp * dp GPUs, a GPU receives tokens * top_k * etp / t (token, expert) pairs on average
+    (balanced routing), holding 1/etp of each pair's hidden activations.
+    """
+
+    replicated: float = 0.0
+    tp: float = 0.0
+    score: float = 0.0
+    expert_in: float = 0.0
+    expert_hidden: float = 0.0
+
+    def __add__(self, o: ActivationCoefficients) -> ActivationCoefficients:
+        return ActivationCoefficients(
+            replicated=self.replicated + o.replicated, tp=self.tp + o.tp, score=self.score + o.score,
+            expert_in=self.expert_in + o.expert_in, expert_hidden=self.expert_hidden + o.expert_hidden)
+
+
+def _attention(a: ModelArch, flash: bool, dropout: bool) -> tuple[list[SavedTensor], list[SavedTensor]]:
+    """Saved tensors of the attention block, and its matmul outputs in forward order."""
+    h, heads = a.hidden_size, a.attention_heads
+    t: list[SavedTensor] = [
+        SavedTensor("norm1_in", ACT_BYTES * h, "replicated", "layer_in"),
+        SavedTensor("attn_linear_in", ACT_BYTES * h, "replicated", "linear_in"),
+    ]
+    if a.is_mla:
+        qk = a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim
+        q_dim, k_dim, v_dim = heads * qk, heads * qk, heads * a.mla_v_head_dim
+        mm: list[SavedTensor] = []
+        if a.mla_q_lora_rank:
+            r = a.mla_q_lora_rank
+            t += [SavedTensor("q_norm_in", ACT_BYTES * r, "replicated", "norm"),
+                  SavedTensor("q_up_in", ACT_BYTES * r, "replicated", "linear_in")]
+            mm.append(SavedTensor("q_down", ACT_BYTES * r, "replicated", "mm_out"))
+        r = a.mla_kv_lora_rank
+        t += [SavedTensor("kv_norm_in", ACT_BYTES * r, "replicated", "norm"),
+              SavedTensor("kv_up_in", ACT_BYTES * r, "replicated", "linear_in")]
+        mm += [SavedTensor("q_up", ACT_BYTES * q_dim, "tp", "mm_out"),
+               SavedTensor("kv_down", ACT_BYTES * (r + a.mla_qk_rope_head_dim), "replicated", "mm_out"),
+               SavedTensor("kv_up", ACT_BYTES * heads * (a.mla_qk_nope_head_dim + a.mla_v_head_dim),
+                           "tp", "mm_out")]
+    else:
+        q_dim = v_dim = heads * a.head_dim
+        k_dim = a.kv_heads * a.head_dim
+        mm = [SavedTensor("wq", ACT_BYTES * q_dim, "tp", "mm_out"),
+              SavedTensor("wk", ACT_BYTES * k_dim, "tp", "mm_out"),
+              SavedTensor("wv", ACT_BYTES * k_dim, "tp", "mm_out")]
+    v_stored = v_dim if a.is_mla else k_dim    # GQA: V has kv_heads x head_dim like K
+    t += [SavedTensor("q", ACT_BYTES * q_dim, "tp", "attn_qkv"),
+          SavedTensor("k", ACT_BYTES * k_dim, "tp", "attn_qkv"),
+          SavedTensor("v", ACT_BYTES * v_stored, "tp", "attn_qkv")]
+    if flash:
+        t.append(SavedTensor("softmax_lse", STAT_BYTES * heads, "tp", "attn_core"))
+    else:
+        t.append(SavedTensor("softmax_out", ACT_BYTES * heads, "score", "attn_core"))
+        if dropout:
+            t += [SavedTensor("attn_dropout_mask", MASK_BYTES * heads, "score", "attn_core"),
+                  SavedTensor("attn_dropout_out", ACT_BYTES * heads, "score", "attn_core")]
+    t.append(SavedTensor("attn_out", ACT_BYTES * v_dim, "tp", "attn_out"))
+    if dropout:
+        t.append(SavedTensor("attn_resid_dropout_mask", MASK_BYTES * h, "replicated", "mask"))
+    mm.append(SavedTensor("wo", ACT_BYTES * h, "replicated", "mm_out"))
+    return t, mm
+
+
+def _mlp(a: ModelArch, ffn: float, sharding: Sharding, in_sharding: Sharding, prefix: str,
+         ) -> tuple[list[SavedTensor], list[SavedTensor]]:
+    """fc1 output (gate and up for gated MLPs) and activation output of one MLP of width ffn."""
+    hidden = (2 if a.gated else 1) * ACT_BYTES * ffn
+    t = [SavedTensor(f"{prefix}fc1_out", hidden, sharding, "mlp_hidden"),
+         SavedTensor(f"{prefix}act_out", ACT_BYTES * ffn, sharding, "act")]
+    names = ("w1", "w3") if a.gated else ("w1",)
+    mm = [SavedTensor(f"{prefix}{n}", ACT_BYTES * ffn, sharding, "mm_out") for n in names]
+    mm.append(SavedTensor(f"{prefix}w2", ACT_BYTES * a.hidden_size, in_sharding, "mm_out"))
+    return t, mm
+
+
+def saved_tensors(a: ModelArch, *, moe_layer: bool, flash: bool = True, dropout: bool = False,
+                  ) -> tuple[list[SavedTensor], list[SavedTensor]]:
+    """(tensors stored without recompute, matmul outputs in forward order) of one layer."""
+    h = a.hidden_size
+    t, mm = _attention(a, flash, dropout)
+    t += [SavedTensor("norm2_in", ACT_BYTES * h, "replicated", "norm"),
+          SavedTensor("mlp_linear_in", ACT_BYTES * h, "replicated", "linear_in")]
+    if moe_layer:
+        t.append(SavedTensor("router_logits", STAT_BYTES * a.moe_experts, "replicated", "moe_misc"))
+        mm.append(SavedTensor("router", STAT_BYTES * a.moe_experts, "replicated", "mm_out"))
+        if a.moe_shared_experts:
+            f_sh = a.moe_shared_experts * (a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size)
+            st, smm = _mlp(a, f_sh, "tp", "replicated", "shared_")
+            t += st
+            mm += smm
+        t += [SavedTensor("expert_in", ACT_BYTES * h, "expert_in", "linear_in"),
+              SavedTensor("expert_out", ACT_BYTES * h, "expert_in", "moe_misc")]
+        et, emm = _mlp(a, a.moe_ffn_hidden_size, "expert_hidden", "expert_in", "expert_")
+        t += et
+        mm += emm
+    else:
+        mt, mmm = _mlp(a, a.ffn_hidden_size, "tp", "replicated", "")
+        t += mt
+        mm += mmm
+    if dropout:
+        t.append(SavedTensor("mlp_dropout_mask", MASK_BYTES * h, "replicated", "mask"))
+    return t, mm
+
+
+def policy_tensors(a: ModelArch, policy: Policy, *, moe_layer: bool, flash: bool = True,
+                   dropout: bool = False) -> list[SavedTensor]:
+    """The tensors one layer keeps between its forward and backward under `policy`."""
+    stored, mm = saved_tensors(a, moe_layer=moe_layer, flash=flash, dropout=dropout)
+    if policy == "none":
+        return stored
+    if policy == "attention_core":
+        return [x for x in stored if x.group != "attn_core"]
+    if policy == "full":
+        return [x for x in stored if x.group == "layer_in"]
+    if policy == "op_sac":
+        # torchtitan's op policy: MUST_SAVE for mm (except every second one), the SDPA kernel
+        # outputs (attention output + log-sum-exp); the checkpoint keeps its input.
+        keep = [x for x in stored if x.group == "layer_in"
+                or x.group == "attn_out" or (flash and x.group == "attn_core")]
+        return keep + mm[0::2]
+    raise ValueError(f"unknown recompute policy {policy!r}; allowed: {POLICIES}")
+
+
+def coefficients(tensors: list[SavedTensor]) -> ActivationCoefficients:
+    """Sum the tensors by sharding."""
+    acc = {"replicated": 0.0, "tp": 0.0, "score": 0.0, "expert_in": 0.0, "expert_hidden": 0.0}
+    for x in tensors:
+        acc[x.sharding] += x.bytes_per_token
+    return ActivationCoefficients(**acc)
+
+
+@dataclass(frozen=True)
+class LayerActivations:
+    """Per-token coefficients of a layer kind: what stays stored under each policy, and the
+    transient working set of its backward pass (recomputed tensors plus activation gradients)."""
+
+    stored: dict[Policy, ActivationCoefficients]
+    recomputed: dict[Policy, ActivationCoefficients]
+    gradients: ActivationCoefficients
+
+
+def layer_activations(a: ModelArch, *, moe_layer: bool, flash: bool = True,
+                      dropout: bool = False) -> LayerActivations:
+    """Coefficients for every policy. In backward a recomputing layer materializes its whole
+    no-recompute set again (an upper bound for op_sac, exact for full), and the gradients of the
+    MLP hidden and activation outputs are live together (largest activation-gradient moment)."""
+    full_set = policy_tensors(a, "none", moe_layer=moe_layer, flash=flash, dropout=dropout)
+    stored = {p: coefficients(policy_tensors(a, p, moe_layer=moe_layer, flash=flash, dropout=dropout))
+              for p in POLICIES}
+    everything = coefficients(full_set)
+    core = coefficients([x for x in full_set if x.group == "attn_core"])
+    recomputed: dict[Policy, ActivationCoefficients] = {
+        "none": ActivationCoefficients(), "attention_core": core,
+        "op_sac": everything, "full": everything}
+    grads = coefficients([x for x in full_set if x.group in ("mlp_hidden", "act")])
+    return LayerActivations(stored=stored, recomputed=recomputed, gradients=grads)

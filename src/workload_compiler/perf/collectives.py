@@ -1,0 +1,126 @@
+"""Alpha-beta cost of the NCCL collectives, vectorized over group sizes, and the link they run on.
+
+Bandwidth terms follow the NCCL bus-bandwidth definitions (NVIDIA/nccl-tests doc/PERFORMANCE.md):
+with S the buffer size in bytes, n ranks and B the per-rank link bandwidth (one direction),
+
+    all-reduce       t = 2 (n-1)/n * S / B       (busbw factor 2(n-1)/n)
+    reduce-scatter   t =   (n-1)/n * S / B       (S = the full, unscattered buffer)
+    all-gather       t =   (n-1)/n * S / B       (S = the full, gathered buffer)
+    all-to-all       t =   (n-1)/n * S / B       (S = what one rank holds before the exchange)
+
+and the latency terms of the ring algorithms (Thakur, Rabenseifner & Gropp, IJHPCA 19(1), 2005):
+2(n-1) alpha for the ring all-reduce, (n-1) alpha for the others. A group that does not fit in
+the scale-up (NVLink) domain runs hierarchically: the members inside one domain reduce over
+NVLink, the domains exchange S/k per GPU over the scale-out NICs (each GPU has its own NIC).
+Every function takes NumPy arrays (or scalars) and returns arrays of the broadcast shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .layout import FloatArray, Hardware
+
+# Achievable fraction of the line rate (/work/shared/reference/infrastructure.md §3.4):
+# NCCL NVLink4 ring busbw ~370 of 450 GB/s (nccl-tests #212); 8x A100 all-reduce 231.6 of
+# 300 GB/s (Azure AI-benchmarking-guide, calibration/hpc_public.yaml) -> 0.80.
+NVLINK_EFFICIENCY = 0.80
+# NDR 400G NIC: NCCL reaches 46-48 of 50 GB/s (nccl-tests #290) -> 0.92.
+NIC_EFFICIENCY = 0.92
+# Per-step latency (alpha) of one ring hop. Assumed orders of magnitude of NCCL's simple/LL128
+# protocols: a few microseconds inside an NVLink domain, ~10 us across an InfiniBand/RoCE hop.
+NVLINK_LATENCY_S = 3e-6
+NIC_LATENCY_S = 10e-6
+
+
+def _ranks(n: Any) -> FloatArray:
+    return np.maximum(np.asarray(n, dtype=np.float64), 1.0)
+
+
+def all_reduce_s(size_bytes: Any, n: Any, bw_bytes_per_s: Any, latency_s: Any) -> FloatArray:
+    """Ring all-reduce: 2(n-1)/n * S/B + 2(n-1) alpha; zero for one rank."""
+    n = _ranks(n)
+    return np.asarray(2.0 * (n - 1.0) / n * size_bytes / bw_bytes_per_s + 2.0 * (n - 1.0) * latency_s)
+
+
+def reduce_scatter_s(size_bytes: Any, n: Any, bw_bytes_per_s: Any, latency_s: Any) -> FloatArray:
+    """Ring reduce-scatter of a buffer of S bytes: (n-1)/n * S/B + (n-1) alpha."""
+    n = _ranks(n)
+    return np.asarray((n - 1.0) / n * size_bytes / bw_bytes_per_s + (n - 1.0) * latency_s)
+
+
+def all_gather_s(size_bytes: Any, n: Any, bw_bytes_per_s: Any, latency_s: Any) -> FloatArray:
+    """Ring all-gather into a buffer of S bytes: (n-1)/n * S/B + (n-1) alpha."""
+    return reduce_scatter_s(size_bytes, n, bw_bytes_per_s, latency_s)
+
+
+def all_to_all_s(size_bytes: Any, n: Any, bw_bytes_per_s: Any, latency_s: Any) -> FloatArray:
+    """Pairwise all-to-all of S bytes per rank: (n-1)/n * S/B + (n-1) alpha."""
+    return reduce_scatter_s(size_bytes, n, bw_bytes_per_s, latency_s)
+
+
+def p2p_s(size_bytes: Any, bw_bytes_per_s: Any, latency_s: Any) -> FloatArray:
+    """One point-to-point send of S bytes: S/B + alpha."""
+    return np.asarray(np.asarray(size_bytes, dtype=np.float64) / bw_bytes_per_s + latency_s)
+
+
+def scale_up_bw(hw: Hardware) -> float:
+    """Achievable per-GPU, per-direction NVLink bandwidth."""
+    return hw.scale_up_bandwidth_bytes_per_s * NVLINK_EFFICIENCY
+
+
+def scale_out_bw(hw: Hardware) -> float:
+    """Achievable per-GPU, per-direction scale-out (NIC) bandwidth."""
+    return hw.scale_out_bandwidth_bytes_per_s * NIC_EFFICIENCY
+
+
+def local_members(n: Any, stride: Any, hw: Hardware) -> FloatArray:
+    """Members of a group (n ranks, `stride` ranks apart) that share one scale-up domain."""
+    per_domain = np.maximum(hw.scale_up_domain_gpus // np.maximum(np.asarray(stride), 1), 1)
+    return np.asarray(np.minimum(np.asarray(n), per_domain), dtype=np.float64)
+
+
+def group_all_reduce_s(size_bytes: Any, n: Any, stride: Any, hw: Hardware) -> FloatArray:
+    """All-reduce over a group of n ranks spaced `stride` apart; hierarchical across domains.
+
+    Inside one domain (k members): reduce-scatter + all-gather over NVLink (together = one
+    all-reduce). Across the n/k domains: all-reduce of S/k per GPU over the NICs.
+    """
+    k = local_members(n, stride, hw)
+    domains = _ranks(np.asarray(n) / k)
+    intra = all_reduce_s(size_bytes, k, scale_up_bw(hw), NVLINK_LATENCY_S)
+    inter = all_reduce_s(np.asarray(size_bytes) / k, domains, scale_out_bw(hw), NIC_LATENCY_S)
+    return np.asarray(intra + inter)
+
+
+def group_reduce_scatter_s(size_bytes: Any, n: Any, stride: Any, hw: Hardware) -> FloatArray:
+    """Reduce-scatter (or all-gather: same cost) over a group, hierarchical across domains."""
+    k = local_members(n, stride, hw)
+    domains = _ranks(np.asarray(n) / k)
+    intra = reduce_scatter_s(size_bytes, k, scale_up_bw(hw), NVLINK_LATENCY_S)
+    inter = reduce_scatter_s(np.asarray(size_bytes) / k, domains, scale_out_bw(hw), NIC_LATENCY_S)
+    return np.asarray(intra + inter)
+
+
+def group_all_to_all_s(size_bytes: Any, n: Any, stride: Any, hw: Hardware) -> FloatArray:
+    """All-to-all over a group: the share bound for other domains crosses the NICs.
+
+    Of the (n-1)/n * S a rank sends, (n-k)/n leaves its domain; the NVLink and NIC parts run
+    at the same time, so the slower one sets the time.
+    """
+    n = _ranks(n)
+    k = local_members(n, stride, hw)
+    s = np.asarray(size_bytes, dtype=np.float64)
+    intra = (k - 1.0) / n * s / scale_up_bw(hw) + (k - 1.0) * NVLINK_LATENCY_S
+    inter = (n - k) / n * s / scale_out_bw(hw) + (n - k) * NIC_LATENCY_S
+    return np.asarray(np.maximum(intra, inter))
+
+
+def link_bw_latency(span: Any, hw: Hardware) -> tuple[FloatArray, FloatArray]:
+    """(bandwidth, latency) of a point-to-point link between ranks `span` GPUs apart or less."""
+    inside = np.asarray(span) <= hw.scale_up_domain_gpus
+    bw = np.where(inside, scale_up_bw(hw), scale_out_bw(hw))
+    lat = np.where(inside, NVLINK_LATENCY_S, NIC_LATENCY_S)
+    return np.asarray(bw, dtype=np.float64), np.asarray(lat, dtype=np.float64)

@@ -1,0 +1,81 @@
+"""What the planner returns: ranked layouts with their breakdowns, and how the search went."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class PublishedMfu:
+    """The best published MFU for an accelerator and precision class, with its record id."""
+
+    accelerator: str
+    precision: str
+    mfu: float
+    record: str
+    source: str
+    flops_definition: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankedLayout:
+    """One layout of the top k, with the step-time and memory breakdowns the models gave it."""
+
+    tp: int
+    pp: int
+    dp: int
+    cp: int
+    ep: int
+    etp: int
+    vp: int
+    micro_batch_size: int
+    recompute: str
+    zero_stage: int
+    sequence_parallel: bool
+    step_time_s: float
+    step_breakdown_s: dict[str, float]
+    tokens_per_s: float
+    model_flops_per_gpu_per_s: float
+    mfu: float
+    memory_per_gpu_bytes: float
+    memory_breakdown_bytes: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanResult:
+    """Top layouts for one GPU count, ranked by step time, and the census of the search.
+
+    `evaluated` = layouts enumerated = sum(rejected.values()) + feasible. `rejected` maps each rule
+    to the layouts it was the first to reject (rule order; reasons that rejected none are omitted).
+    `infeasible` is (binding, detail) when no layout fits, else None.
+    """
+
+    gpus: int
+    layouts: list[RankedLayout]
+    evaluated: int
+    feasible: int
+    rejected: dict[str, int]
+    seconds: float
+    published_mfu: PublishedMfu | None = None
+    infeasible: tuple[str, str] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def best(self) -> RankedLayout | None:
+        return self.layouts[0] if self.layouts else None
+
+    def search_dict(self) -> dict[str, Any]:
+        return {"gpus": self.gpus, "evaluated": self.evaluated, "feasible": self.feasible,
+                "seconds": self.seconds, "rejected": dict(self.rejected)}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "layouts": [layout.to_dict() for layout in self.layouts],
+            "search": self.search_dict(),
+            "published_mfu": asdict(self.published_mfu) if self.published_mfu else None,
+            "warnings": list(self.warnings),
+        }

@@ -1,0 +1,178 @@
+"""Evaluate a whole space of layouts with the one performance model and rank them by step time.
+
+The space (grid.py) is walked in chunks of flat indices. Each chunk is decoded into NumPy axis
+arrays, filtered by the structural rules (counting each rejection under the first rule it
+breaks), then the survivors go through the memory model, and those that fit in HBM through the
+step-time model; the best k of each chunk are merged. The memory and step functions are
+parameters (defaulting to perf.memory and perf.step_time), so the search is tested with
+stand-ins and always runs the same code as a single-layout compile.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from ..arch.model import ModelArch
+from ..intake.common import ParallelismIntake
+from ..perf.layout import RECOMPUTE_NAMES, FloatArray, Hardware, IntArray, Layout, TrainingSetup
+from ..perf.memory import training_memory_bytes
+from ..perf.step_time import StepResult, training_step
+from ..units import format_bytes_decimal
+from .grid import Space, Values, build_space, layout_of, rules
+from .result import PlanResult, PublishedMfu, RankedLayout
+
+MemoryFn = Callable[[ModelArch, TrainingSetup, Layout], dict[str, FloatArray]]
+StepFn = Callable[[ModelArch, TrainingSetup, Layout, Hardware], StepResult]
+Progress = Callable[[int, int], None]
+
+MEMORY_REASON = "memory exceeds HBM"
+UNDEFINED_REASON = "step-time model gave no finite time"
+# 2^18 layouts: ~2 MB per int64 axis array; large enough that NumPy's per-call overhead vanishes.
+DEFAULT_CHUNK = 1 << 18
+
+
+def _compact(values: Values, idx: IntArray, keep: np.ndarray) -> tuple[Values, IntArray]:
+    return {k: a[keep] for k, a in values.items()}, idx[keep]
+
+
+def _merge_top(best: tuple[FloatArray, FloatArray, IntArray], step: FloatArray, mem: FloatArray,
+               idx: IntArray, k: int) -> tuple[FloatArray, FloatArray, IntArray]:
+    """Keep the k best by (step time, memory, flat index): deterministic under ties."""
+    if len(step) > k:  # cheap pre-cut: everything at or below the k-th smallest step time
+        kth = np.partition(step, k - 1)[k - 1]
+        keep = step <= kth
+        step, mem, idx = step[keep], mem[keep], idx[keep]
+    s, m, i = (np.concatenate([a, b]) for a, b in zip(best, (step, mem, idx), strict=True))
+    order = np.lexsort((i, m, s))[:k]
+    return s[order], m[order], i[order]
+
+
+def _ranked(arch: ModelArch, setup: TrainingSetup, hw: Hardware, layout: Layout,
+            memory_fn: MemoryFn, step_fn: StepFn) -> list[RankedLayout]:
+    mem = memory_fn(arch, setup, layout)
+    res = step_fn(arch, setup, layout, hw)
+    n = layout.shape[0]
+
+    def at(a: FloatArray | IntArray | np.ndarray, j: int) -> float:
+        return float(np.broadcast_to(a, (n,))[j])
+
+    return [RankedLayout(
+        tp=int(at(layout.tp, j)), pp=int(at(layout.pp, j)), dp=int(at(layout.dp, j)),
+        cp=int(at(layout.cp, j)), ep=int(at(layout.ep, j)), etp=int(at(layout.etp, j)),
+        vp=int(at(layout.vp, j)), micro_batch_size=int(at(layout.mbs, j)),
+        recompute=RECOMPUTE_NAMES[int(at(layout.recompute, j))], zero_stage=int(at(layout.zero, j)),
+        sequence_parallel=bool(at(layout.sp, j)),
+        step_time_s=at(res.step_time_s, j),
+        step_breakdown_s={name: at(v, j) for name, v in res.breakdown_s.items()},
+        tokens_per_s=at(res.tokens_per_s, j),
+        model_flops_per_gpu_per_s=at(res.model_flops_per_gpu_per_s, j),
+        mfu=at(res.mfu, j),
+        memory_per_gpu_bytes=at(mem["total"], j),
+        memory_breakdown_bytes={name: at(v, j) for name, v in mem.items() if name != "total"},
+    ) for j in range(n)]
+
+
+def describe(v: Values) -> str:
+    """'tp 8, pp 8, dp 16, cp 1, vp 1, mbs 1, recompute full, zero 1' for the first layout of `v`."""
+    x = {k: int(np.ravel(a)[0]) for k, a in v.items()}
+    parts = [f"tp {x['tp']}", f"pp {x['pp']}", f"dp {x['dp']}", f"cp {x['cp']}"]
+    if x["ep"] > 1 or x["etp"] > 1:
+        parts += [f"ep {x['ep']}", f"etp {x['etp']}"]
+    parts += [f"vp {x['vp']}", f"mbs {x['mbs']}", f"recompute {RECOMPUTE_NAMES[x['recompute']]}",
+              f"zero {x['zero']}"]
+    return ", ".join(parts)
+
+
+def _why_infeasible(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space,
+                    counts: dict[str, int], leanest_idx: int, memory_fn: MemoryFn,
+                    pins: ParallelismIntake | None) -> tuple[str, str]:
+    if space.size == 0:
+        pinned = {k: v for k, v in (pins or ParallelismIntake()).model_dump().items() if v is not None}
+        return ("pinned parallelism",
+                f"no tp x pp x cp x dp with the pins {pinned} multiplies to {space.gpus} GPUs")
+    if leanest_idx < 0:
+        structural = {r: c for r, c in counts.items() if c and r not in (MEMORY_REASON, UNDEFINED_REASON)}
+        binding = max(structural, key=lambda r: structural[r]) if structural else UNDEFINED_REASON
+        listed = "; ".join(f"{r}: {c:,}" for r, c in structural.items())
+        return binding, f"every one of the {space.size:,} layouts on {space.gpus} GPUs breaks a rule ({listed})"
+    if counts.get(MEMORY_REASON, 0) and not counts.get(UNDEFINED_REASON, 0):
+        v = space.decode(np.asarray([leanest_idx], dtype=np.int64))
+        mem = memory_fn(arch, setup, layout_of(v, space))
+        terms = ", ".join(f"{name} {format_bytes_decimal(float(np.ravel(b)[0]))}"
+                          for name, b in mem.items() if name != "total")
+        return (MEMORY_REASON,
+                f"the leanest valid layout on {space.gpus} GPUs ({describe(v)}) needs "
+                f"{format_bytes_decimal(float(np.ravel(mem['total'])[0]))} per GPU ({terms}) but "
+                f"{hw.accelerator_id} holds {format_bytes_decimal(hw.hbm_bytes)}")
+    return UNDEFINED_REASON, "the step-time model returned no finite step time for any layout that fits"
+
+
+def search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
+           pins: ParallelismIntake | None = None, *, top_k: int = 5,
+           memory_fn: MemoryFn = training_memory_bytes, step_fn: StepFn = training_step,
+           published_mfu: PublishedMfu | None = None, chunk_size: int = DEFAULT_CHUNK,
+           progress: Progress | None = None) -> PlanResult:
+    """Rank every valid layout of `gpus` GPUs by step time; return the best `top_k` and the census.
+
+    Memory must fit in the whole HBM (`hw.hbm_bytes`; the memory model has its own runtime term).
+    Nothing fitting is an answer, not an exception: `PlanResult.infeasible` names the binding rule.
+    """
+    t0 = time.perf_counter()
+    top_k = max(1, top_k)
+    space = build_space(arch, setup, hw, gpus, pins)
+    rule_list = rules(arch, setup, hw, space)
+    counts = dict.fromkeys([r for r, _ in rule_list] + [MEMORY_REASON, UNDEFINED_REASON], 0)
+    empty_f, empty_i = np.empty(0, dtype=np.float64), np.empty(0, dtype=np.int64)
+    best = (empty_f, empty_f, empty_i)
+    leanest_bytes, leanest_idx = np.inf, -1
+    feasible, total = 0, space.size
+    for start in range(0, total, chunk_size):
+        stop = min(total, start + chunk_size)
+        idx = np.arange(start, stop, dtype=np.int64)
+        values = space.decode(idx)
+        for reason, ok_fn in rule_list:
+            ok = ok_fn(values)
+            n_ok = int(np.count_nonzero(ok))
+            if n_ok < len(idx):
+                counts[reason] += len(idx) - n_ok
+                values, idx = _compact(values, idx, ok)
+            if n_ok == 0:
+                break
+        if len(idx):
+            mem_total = np.broadcast_to(memory_fn(arch, setup, layout_of(values, space))["total"], idx.shape)
+            j = int(np.argmin(mem_total))
+            if mem_total[j] < leanest_bytes:
+                leanest_bytes, leanest_idx = float(mem_total[j]), int(idx[j])
+            fits = mem_total <= hw.hbm_bytes
+            counts[MEMORY_REASON] += len(idx) - int(np.count_nonzero(fits))
+            values, idx = _compact(values, idx, fits)
+            mem_total = mem_total[fits]
+        if len(idx):
+            step = np.broadcast_to(step_fn(arch, setup, layout_of(values, space), hw).step_time_s, idx.shape)
+            ok = np.isfinite(step) & (step > 0)
+            counts[UNDEFINED_REASON] += len(idx) - int(np.count_nonzero(ok))
+            feasible += int(np.count_nonzero(ok))
+            best = _merge_top(best, step[ok], mem_total[ok], idx[ok], top_k)
+        if progress is not None:
+            progress(stop, total)
+
+    layouts = (_ranked(arch, setup, hw, layout_of(space.decode(best[2]), space), memory_fn, step_fn)
+               if len(best[2]) else [])
+    infeasible = None
+    if not layouts:
+        infeasible = _why_infeasible(arch, setup, hw, space, counts, leanest_idx, memory_fn, pins)
+    warnings = []
+    if layouts and published_mfu is not None and layouts[0].mfu > published_mfu.mfu:
+        warnings.append(
+            f"the best layout's MFU {layouts[0].mfu:.1%} exceeds the best published "
+            f"{published_mfu.mfu:.1%} for {published_mfu.accelerator} {published_mfu.precision} "
+            f"(record {published_mfu.record}): treat this optimum as optimistic")
+    return PlanResult(gpus=gpus, layouts=layouts, evaluated=total, feasible=feasible,
+                      rejected={r: c for r, c in counts.items() if c}, seconds=time.perf_counter() - t0,
+                      published_mfu=published_mfu, infeasible=infeasible, warnings=warnings)
+
+
+__all__ = ["MEMORY_REASON", "UNDEFINED_REASON", "MemoryFn", "Progress", "StepFn", "describe", "search"]

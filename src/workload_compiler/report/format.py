@@ -1,0 +1,60 @@
+"""How one value reads in a report, chosen by the unit in its key (`_bytes`, `_s`, `_w`, ...).
+
+The document holds SI numbers; only here do they become "14.00 GB (13.04 GiB)" or "31.2 d".
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..units import format_bytes, format_count, format_duration, format_power
+
+
+def _si(value: float, unit: str) -> str:
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.2f} {prefix}{unit}"
+    return f"{value:.2f} {unit}"
+
+
+def format_value(key: str, value: Any) -> str:
+    """Format by the key's unit suffix; fall back to a compact plain rendering."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        v = float(value)
+        if not math.isfinite(v):
+            return "∞" if v > 0 else "—"
+        if key.endswith("_bytes_per_s"):
+            return f"{_si(v, 'B/s')}"
+        if key.endswith("_bits_per_s"):
+            return f"{_si(v, 'b/s')}"
+        if key.endswith("_bytes"):
+            return format_bytes(v)
+        if key.endswith("_flops") or key == "total_flops":
+            return f"{v:.3e} FLOP"
+        if key.endswith("_flops_per_s"):
+            return _si(v, "FLOP/s")
+        if "_per_s" in key:
+            return f"{v:,.4g}/s" if v < 1e4 else f"{format_count(v)}/s"
+        if key.endswith("_s"):
+            return format_duration(v)
+        if key.endswith("_w"):
+            return format_power(v)
+        if key in ("mfu", "goodput", "pue_fraction") or key.endswith("_fraction") or key.endswith("_share"):
+            return f"{100 * v:.1f}%"
+        if key.endswith("params") or key.endswith("tokens") or key == "steps":
+            return format_count(v)
+        if isinstance(value, int) or v.is_integer():
+            return f"{int(v):,}"
+        return f"{v:,.4g}"
+    if isinstance(value, list):
+        if not value:
+            return "—"
+        return "; ".join(format_value(key, v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={format_value(key, v)}" for k, v in value.items())
+    return str(value)

@@ -1,0 +1,109 @@
+"""The compiled result: one pydantic document, versioned, with plain SI numbers in the layers and
+the provenance of each number beside them (never inside them).
+
+Renderers (terminal, JSON, Markdown) read this document and compute nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..provenance import Assumption, Provenance
+
+SCHEMA_VERSION = "1.0"
+
+
+class Doc(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ParallelismOut(Doc):
+    tp: int
+    pp: int
+    dp: int
+    cp: int
+    ep: int
+    etp: int
+    vp: int
+    micro_batch_size: int
+    recompute: str
+    sequence_parallel: bool
+    zero_stage: int
+
+
+class ObjectiveLayer(Doc):
+    """Layer 1: what must be done and by when."""
+
+    model: str
+    params: float
+    active_params: float
+    tokens: float
+    seq_len: int
+    global_batch_size: int
+    global_batch_tokens: float
+    precision: str
+    steps: float
+    flops_per_token: float = Field(description="model FLOPs per trained token, causal attention, no recompute")
+    total_flops: float
+    time_to_train_s: float
+    time_to_train_target_s: float | None = None
+    goodput_adjusted_time_to_train_s: float | None = None
+    meets_target: bool | None = None
+
+
+class ComputeLayer(Doc):
+    """Layer 2: accelerator, memory per device, parallel layout, device and node count."""
+
+    accelerator: str
+    accelerator_name: str
+    system: str
+    gpus: int
+    nodes: int
+    gpus_per_node: int
+    parallelism: ParallelismOut
+    step_time_s: float
+    step_breakdown_s: dict[str, float]
+    tokens_per_s: float
+    tokens_per_s_per_gpu: float
+    model_tflops_per_gpu: float
+    mfu: float
+    mfu_basis: str
+    memory_per_gpu_bytes: float
+    memory_breakdown_bytes: dict[str, float]
+    hbm_bytes: float
+    memory_headroom_bytes: float
+    bottleneck: str
+    warnings: list[str] = Field(default_factory=list)
+
+
+class SearchSummary(Doc):
+    evaluated: int
+    seconds: float
+    rejected: dict[str, int]
+    alternatives: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class SystemSpec(Doc):
+    """The six-layer specification of one workload."""
+
+    schema_version: str = SCHEMA_VERSION
+    kind: str
+    name: str | None
+    feasible: bool = True
+    binding_constraint: str | None = None
+    objective: ObjectiveLayer | dict[str, Any] | None = None
+    compute: ComputeLayer | dict[str, Any] | None = None
+    fabric: dict[str, Any] | None = None
+    storage: dict[str, Any] | None = None
+    reliability: dict[str, Any] | None = None
+    software: dict[str, Any] | None = None
+    facility: dict[str, Any] | None = None
+    inference: dict[str, Any] | None = None
+    hpc: dict[str, Any] | None = None
+    search: SearchSummary | None = None
+    collisions: list[dict[str, Any]] = Field(default_factory=list)
+    alternatives: list[dict[str, Any]] = Field(default_factory=list)
+    assumptions: list[Assumption] = Field(default_factory=list)
+    provenance: dict[str, Provenance] = Field(default_factory=dict)

@@ -1,0 +1,219 @@
+"""The training spine: intake -> objective and compute layers (then fabric ... facility).
+
+`compile_training` resolves what is missing (each fill an assumption), picks the GPU count (given,
+implied by a pinned layout, needed for a deadline, or the fewest that hold the model), runs the
+planner over the layouts the pins allow, and writes the layers from the best layout. A workload
+that cannot be met comes back as a result with `feasible=False` and the binding constraint named.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..arch.counts import param_counts, training_flops_per_token
+from ..arch.model import ModelArch
+from ..arch.resolve import resolve_model
+from ..catalog.loader import Catalog
+from ..errors import Infeasible, InputError
+from ..intake.common import ComputeIntake, ParallelismIntake
+from ..intake.training import TrainingWorkload
+from ..perf.layout import Hardware, TrainingSetup
+from ..perf.objective import gpus_for_deadline, min_gpus_for_flops
+from ..planner.result import PlanResult, RankedLayout
+from ..planner.search import search
+from ..provenance import Trace
+from .result import ComputeLayer, ObjectiveLayer, ParallelismOut, SearchSummary, SystemSpec
+from .training_defaults import DEFAULT_ACCELERATOR, TrainingRunResolved, resolve_run
+
+STEP_FORMULA = "training step-time model (perf/step_time.py)"
+MEMORY_FORMULA = "training memory model (perf/memory.py)"
+PLANNER_FORMULA = "planner optimum: fastest layout that fits (planner/search.py)"
+MAX_SEARCH_GPUS = 1_048_576
+
+
+def resolve_hardware(compute: ComputeIntake, catalog: Catalog, trace: Trace) -> Hardware:
+    if compute.accelerator is not None:
+        acc = catalog.accelerator(compute.accelerator)
+        trace.given("compute.accelerator", acc.id)
+    elif compute.system is not None:
+        acc = catalog.accelerator(catalog.system(compute.system).accelerator)
+        trace.derived("compute.accelerator", acc.id, "the accelerator of the given system")
+    else:
+        acc = catalog.accelerator(DEFAULT_ACCELERATOR)
+        trace.assumed("compute.accelerator", acc.id, "no accelerator given: H100 SXM, the most used in published runs")
+    if compute.system is not None:
+        system = catalog.system(compute.system)
+        trace.given("compute.system", system.id)
+    else:
+        system = catalog.default_system(acc.id)
+        trace.assumed("compute.system", system.id, f"the catalog's reference system for {acc.id}")
+    return catalog.hardware(acc.id, system.id)
+
+
+def check_precision(precision: str, hw: Hardware) -> None:
+    """FP8/FP4 training needs the accelerator's tensor cores for it; never emulate silently."""
+    if precision in ("fp8", "mxfp8") and hw.peak_flops_fp8 is None:
+        raise InputError("training.precision", precision, f"bf16 or fp16: {hw.accelerator_id} has no FP8 tensor cores")
+    if precision == "nvfp4" and hw.peak_flops_fp4 is None:
+        raise InputError("training.precision", precision, f"bf16 or fp8: {hw.accelerator_id} has no FP4 tensor cores")
+
+
+def check_pins(pins: ParallelismIntake, arch: ModelArch, gpus: int | None) -> int | None:
+    """Validate a pinned layout against the model and the GPU count; return the GPU count it implies."""
+    if pins.tp is not None and arch.attention_heads % pins.tp:
+        raise InputError("compute.parallelism.tp", pins.tp,
+                         f"a divisor of the {arch.attention_heads} attention heads")
+    if pins.ep is not None and pins.ep > 1 and (not arch.is_moe or arch.moe_experts % pins.ep):
+        allowed = f"a divisor of the {arch.moe_experts} experts" if arch.is_moe else "1 for a dense model"
+        raise InputError("compute.parallelism.ep", pins.ep, allowed)
+    if pins.vp is not None and pins.vp > 1 and (pins.pp or 1) == 1:
+        raise InputError("compute.parallelism.vp", pins.vp, "1 unless pp > 1 (virtual stages interleave a pipeline)")
+    degrees = (pins.tp, pins.pp, pins.dp, pins.cp or 1)
+    if any(d is None for d in degrees[:3]):
+        return None
+    product = math.prod(d for d in degrees if d is not None)
+    if gpus is not None and product != gpus:
+        raise InputError("compute.parallelism", f"tp {pins.tp} x pp {pins.pp} x dp {pins.dp} x cp {pins.cp or 1}"
+                         f" = {product}", f"a layout whose product is compute.gpus = {gpus}")
+    return product
+
+
+def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, setup: TrainingSetup,
+                hw: Hardware, trace: Trace) -> tuple[int, dict[int, PlanResult]]:
+    """The GPU count, by precedence: given > implied by pins > needed for the deadline > fewest that hold."""
+    pins = w.compute.parallelism
+    implied = check_pins(pins, arch, w.compute.gpus)
+    if w.compute.gpus is not None:
+        return trace.given("compute.gpus", w.compute.gpus), {}
+    if implied is not None:
+        return trace.derived("compute.gpus", implied, "tp x pp x cp x dp of the pinned layout"), {}
+    cache: dict[int, PlanResult] = {}
+
+    def plan(n: int) -> PlanResult:
+        if n not in cache:
+            cache[n] = search(arch, setup, hw, n, pins, top_k=1)
+        return cache[n]
+
+    def best_tps(n: int) -> float:
+        best = plan(n).best
+        return best.tokens_per_s if best else 0.0
+
+    cap = w.compute.max_gpus or MAX_SEARCH_GPUS
+    deadline = w.target.time_to_train
+    if deadline is not None:
+        flops = training_flops_per_token(arch, run.seq_len) * run.tokens
+        floor = min_gpus_for_flops(flops, deadline, hw.peak_flops_bf16 if run.precision in ("bf16", "fp16")
+                                   else (hw.peak_flops_fp8 or hw.peak_flops_bf16))
+        found = gpus_for_deadline(run.tokens, deadline, best_tps, node_gpus=hw.gpus_per_node,
+                                  start_gpus=min(floor, cap), max_gpus=cap)
+        if found.gpus is not None:
+            return trace.derived("compute.gpus", found.gpus,
+                                 "fewest GPUs whose best layout meets target.time_to_train"), cache
+        # The deadline cannot be met within the cap: size for the fastest count tried; a collision says so.
+        fastest = min(found.probes, key=lambda n: found.probes[n]) if found.probes else hw.gpus_per_node
+        if math.isfinite(found.probes.get(fastest, math.inf)):
+            return trace.derived("compute.gpus", fastest,
+                                 "deadline unreachable within the GPU cap: the fastest count tried"), cache
+    n = hw.gpus_per_node
+    while n <= cap:
+        if plan(n).best is not None:
+            return trace.derived("compute.gpus", n, "fewest whole nodes with a layout that fits in memory"), cache
+        n *= 2
+    raise Infeasible("memory", f"no layout fits on up to {cap:,} {hw.accelerator_id} GPUs: "
+                     f"{plan(n // 2).infeasible[1] if plan(n // 2).infeasible else ''}")
+
+
+def _parallelism_provenance(pins: ParallelismIntake, trace: Trace) -> None:
+    names = {"tp": "tp", "pp": "pp", "dp": "dp", "cp": "cp", "ep": "ep", "etp": "etp", "vp": "vp",
+             "micro_batch_size": "micro_batch_size", "recompute": "recompute",
+             "sequence_parallel": "sequence_parallel", "zero_stage": "zero_stage"}
+    for key, attr in names.items():
+        path = f"compute.parallelism.{key}"
+        if getattr(pins, attr) is not None:
+            trace.given(path, getattr(pins, attr))
+        else:
+            trace.derived(path, None, PLANNER_FORMULA)
+
+
+def bottleneck(breakdown: dict[str, float]) -> str:
+    total = sum(breakdown.values()) or 1.0
+    ranked = sorted(breakdown.items(), key=lambda kv: -kv[1])
+    top = ", ".join(f"{k} {v / total:.0%}" for k, v in ranked[:3] if v > 0)
+    return f"largest terms of the step: {top}"
+
+
+def compute_layer(best: RankedLayout, hw: Hardware, w: TrainingWorkload, gpus: int, trace: Trace,
+                  warnings: list[str], mfu_basis: str) -> ComputeLayer:
+    nodes = math.ceil(gpus / hw.gpus_per_node)
+    trace.derived("compute.nodes", nodes, "ceil(gpus / gpus_per_node)")
+    _parallelism_provenance(w.compute.parallelism, trace)
+    for key in ("step_time_s", "step_breakdown_s", "tokens_per_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu"):
+        trace.derived(f"compute.{key}", None, STEP_FORMULA)
+    for key in ("memory_per_gpu_bytes", "memory_breakdown_bytes", "memory_headroom_bytes"):
+        trace.derived(f"compute.{key}", None, MEMORY_FORMULA)
+    return ComputeLayer(
+        accelerator=hw.accelerator_id, accelerator_name=hw.accelerator_id, system=hw.system_id, gpus=gpus,
+        nodes=nodes, gpus_per_node=hw.gpus_per_node,
+        parallelism=ParallelismOut(tp=best.tp, pp=best.pp, dp=best.dp, cp=best.cp, ep=best.ep, etp=best.etp,
+                                   vp=best.vp, micro_batch_size=best.micro_batch_size, recompute=best.recompute,
+                                   sequence_parallel=best.sequence_parallel, zero_stage=best.zero_stage),
+        step_time_s=best.step_time_s, step_breakdown_s=best.step_breakdown_s, tokens_per_s=best.tokens_per_s,
+        tokens_per_s_per_gpu=best.tokens_per_s / gpus, model_tflops_per_gpu=best.model_flops_per_gpu_per_s / 1e12,
+        mfu=best.mfu, mfu_basis=mfu_basis, memory_per_gpu_bytes=best.memory_per_gpu_bytes,
+        memory_breakdown_bytes=best.memory_breakdown_bytes, hbm_bytes=hw.hbm_bytes,
+        memory_headroom_bytes=hw.hbm_bytes - best.memory_per_gpu_bytes,
+        bottleneck=bottleneck(best.step_breakdown_s), warnings=warnings)
+
+
+def objective_layer(arch: ModelArch, run: TrainingRunResolved, best: RankedLayout | None, w: TrainingWorkload,
+                    trace: Trace) -> ObjectiveLayer:
+    counts = param_counts(arch)
+    fpt = training_flops_per_token(arch, run.seq_len)
+    total = fpt * run.tokens
+    batch_tokens = float(run.global_batch_size * run.seq_len)
+    ttt = run.tokens / best.tokens_per_s if best and best.tokens_per_s > 0 else math.inf
+    target = w.target.time_to_train
+    trace.derived("objective.params", counts.total, "arch/counts.py param_counts (weights, norms, embeddings)")
+    trace.derived("objective.active_params", counts.active, "total minus the routed experts not in top-k")
+    trace.derived("objective.flops_per_token", fpt, "3 x (2 x active matmul params + causal attention)")
+    trace.derived("objective.total_flops", total, "flops_per_token x tokens")
+    trace.derived("objective.steps", run.tokens / batch_tokens, "tokens / (global_batch_size x seq_len)")
+    trace.derived("objective.time_to_train_s", ttt, "tokens / compute.tokens_per_s (no failures; see reliability)")
+    if target is not None:
+        trace.given("objective.time_to_train_target_s", target)
+    return ObjectiveLayer(
+        model=arch.name, params=counts.total, active_params=counts.active, tokens=run.tokens, seq_len=run.seq_len,
+        global_batch_size=run.global_batch_size, global_batch_tokens=batch_tokens, precision=run.precision,
+        steps=run.tokens / batch_tokens, flops_per_token=fpt, total_flops=total, time_to_train_s=ttt,
+        time_to_train_target_s=target, meets_target=None if target is None else bool(ttt <= target))
+
+
+def compile_training(w: TrainingWorkload, catalog: Catalog) -> SystemSpec:
+    trace = Trace()
+    arch = resolve_model(w.model, trace, "model")
+    run = resolve_run(w, arch, trace)
+    hw = resolve_hardware(w.compute, catalog, trace)
+    check_precision(run.precision, hw)
+    setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size, precision=run.precision)
+    spec = SystemSpec(kind="training", name=w.name or arch.name)
+    try:
+        gpus, cache = choose_gpus(w, arch, run, setup, hw, trace)
+    except Infeasible as exc:
+        spec.feasible, spec.binding_constraint = False, f"{exc.binding}: {exc.detail}"
+        spec.objective = objective_layer(arch, run, None, w, trace)
+        spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
+        return spec
+    plan = search(arch, setup, hw, gpus, w.compute.parallelism, top_k=5)
+    spec.search = SearchSummary(evaluated=plan.evaluated, seconds=plan.seconds, rejected=plan.rejected,
+                                alternatives=[layout.to_dict() for layout in plan.layouts[1:]])
+    best = plan.best
+    spec.objective = objective_layer(arch, run, best, w, trace)
+    if best is None:
+        binding, detail = plan.infeasible or ("memory", "no layout fits")
+        spec.feasible, spec.binding_constraint = False, f"{binding}: {detail}"
+    else:
+        basis = "fp8 dense peak" if run.precision in ("fp8", "mxfp8") else (
+            "fp4 dense peak" if run.precision == "nvfp4" else "bf16 dense peak")
+        spec.compute = compute_layer(best, hw, w, gpus, trace, list(plan.warnings), basis)
+    spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
+    return spec

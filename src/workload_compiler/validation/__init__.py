@@ -1,0 +1,1 @@
+"""Validation of the performance models against published runs (../shared/calibration)."""

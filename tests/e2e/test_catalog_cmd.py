@@ -1,0 +1,71 @@
+"""`wkc catalog`: tables and JSON of the hardware catalog, on a fresh Typer app."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from workload_compiler.catalog.loader import load_catalog
+from workload_compiler.cli import catalog_cmd
+
+
+@pytest.fixture(scope="module")
+def app() -> typer.Typer:
+    app = typer.Typer()
+    catalog_cmd.register(app)
+
+    @app.callback()
+    def _root() -> None:  # keeps `catalog` a named subcommand
+        pass
+
+    return app
+
+
+def _run(app: typer.Typer, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["catalog", *args], env={"COLUMNS": "300", "NO_COLOR": "1"})
+    return result.exit_code, result.output
+
+
+def test_default_lists_accelerators_and_systems(app: typer.Typer) -> None:
+    code, text = _run(app)
+    assert code == 0
+    assert "Accelerators" in text and "Systems" in text
+    h100 = next(line for line in text.splitlines() if "│ h100-sxm " in line)
+    # NVIDIA H100 datasheet: 80 GB (74.5 GiB), 3.35 TB/s, 989.4 dense BF16, FP4 unknown
+    for cell in ("80", "74.5", "3.35", "989.4", "1,978.9", "—", "700"):
+        assert cell in h100
+
+
+def test_unknown_precision_shows_dash_not_a_number(app: typer.Typer) -> None:
+    code, text = _run(app, "accelerators")
+    assert code == 0
+    v100 = next(line for line in text.splitlines() if "│ v100" in line)
+    cells = [c.strip() for c in v100.split("│")[1:-1]]
+    assert cells[5] == "—"  # V100 has no BF16
+
+
+def test_json_matches_the_catalog(app: typer.Typer) -> None:
+    code, text = _run(app, "systems", "--json")
+    assert code == 0
+    doc = json.loads(text)
+    ids = [s["id"] for s in doc["systems"]]
+    assert ids == list(load_catalog().systems)
+    gb200 = next(s for s in doc["systems"] if s["id"] == "gb200-nvl72")
+    assert (gb200["gpus_per_node"], gb200["scale_up_domain_gpus"]) == (4, 72)
+
+
+@pytest.mark.parametrize("kind", ["switches", "nics", "models"])
+def test_other_kinds(app: typer.Typer, kind: str) -> None:
+    code, text = _run(app, kind)
+    assert code == 0
+    expected = {"switches": "quantum2-qm9700", "nics": "connectx7", "models": "Model presets"}[kind]
+    assert expected in text
+
+
+def test_bad_kind_is_a_usage_error(app: typer.Typer) -> None:
+    code, text = _run(app, "gpus")
+    assert code == 2
+    assert "accelerators" in text

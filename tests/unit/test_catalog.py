@@ -1,0 +1,222 @@
+"""The hardware catalog: entries load, match their sources, and lookups fail clearly."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from workload_compiler.catalog.loader import DATA_DIR, Catalog, load_catalog
+from workload_compiler.catalog.schema import Accelerator, Nic, PeakFlops, Switch, System
+from workload_compiler.errors import InputError
+
+REFERENCE = Path("/work/shared/reference/hardware.yaml")
+
+REQUIRED_ACCELERATORS = [
+    "a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm", "h100-pcie", "h800", "h200-sxm", "b200", "gb200",
+    "b300", "gb300", "mi300x", "mi325x", "mi355x", "gaudi3", "l40s", "gh200", "mi250x-gcd", "mi250x",
+    "mi300a", "v100", "h100-sxm-96gb",
+]
+REQUIRED_SYSTEMS = [
+    "dgx-a100", "dgx-h100", "hgx-h100", "dgx-h200", "hgx-h200", "dgx-b200", "dgx-b300", "gb200-nvl72",
+    "gb300-nvl72", "mi300x-oam-8", "h100-pcie-8", "l40s-8", "gaudi3-8", "mi355x-8", "gh200-1",
+    "mi250x-4", "mi300a-4", "v100-8",
+]
+PRECISIONS = list(PeakFlops.model_fields)
+
+
+@pytest.fixture(scope="module")
+def cat() -> Catalog:
+    return load_catalog()
+
+
+def _reference_gpus() -> dict[str, dict[str, Any]]:
+    if not REFERENCE.exists():
+        pytest.skip("shared reference data not present")
+    return {g["id"]: g for g in yaml.safe_load(REFERENCE.read_text())["gpus"]}
+
+
+def test_every_required_id_loads(cat: Catalog) -> None:
+    for acc_id in REQUIRED_ACCELERATORS:
+        assert cat.accelerator(acc_id).id == acc_id
+    for sys_id in REQUIRED_SYSTEMS:
+        assert cat.system(sys_id).id == sys_id
+
+
+def test_every_entry_has_a_source(cat: Catalog) -> None:
+    entries: list[Accelerator | System | Switch | Nic] = [
+        *cat.accelerators.values(), *cat.systems.values(), *cat.switches.values(), *cat.nics.values()]
+    for e in entries:
+        assert e.source.strip(), e.id
+        assert e.as_of, e.id
+
+
+def test_h100_sxm_matches_nvidia_datasheet(cat: Catalog) -> None:
+    """NVIDIA H100 datasheet (nvidia.com/en-us/data-center/h100): 1,979 TFLOPS BF16 *with sparsity*
+    -> 989.4 dense (528 tensor cores x 1024 FLOP/clk x 1.83 GHz, Lockwood); HBM3 3.35 TB/s; NVLink
+    900 GB/s bidirectional = 450 GB/s per direction."""
+    h = cat.hardware("h100-sxm")
+    assert h.peak_flops_bf16 == pytest.approx(528 * 1024 * 1.83e9, rel=1e-3)
+    assert h.peak_flops_bf16 == 989.4e12
+    assert h.hbm_bandwidth_bytes_per_s == 3.35e12
+    assert h.scale_up_bandwidth_bytes_per_s == 900e9 / 2
+    assert h.peak_flops_fp4 is None  # Hopper has no FP4: unknown stays unknown
+    assert h.system_id == "dgx-h100"
+    # DGX H100: 8x ConnectX-7 400 Gb/s for 8 GPUs = 50 GB/s per GPU per direction
+    assert h.scale_out_bandwidth_bytes_per_s == 8 * 400e9 / 8 / 8
+
+
+def test_dense_is_below_sparse_where_both_are_given(cat: Catalog) -> None:
+    checked = 0
+    for acc in cat.accelerators.values():
+        if acc.peak_flops_sparse is None:
+            continue
+        for p in PRECISIONS:
+            dense, sparse = getattr(acc.peak_flops, p), getattr(acc.peak_flops_sparse, p)
+            if dense is not None and sparse is not None:
+                assert dense < sparse, (acc.id, p)
+                checked += 1
+    assert checked > 20
+
+
+def test_no_precision_filled_that_the_reference_leaves_null(cat: Catalog) -> None:
+    ref = _reference_gpus()
+    keys = {"fp64": "fp64_tflops", "fp64_tensor": "fp64_tensor_tflops", "fp32": "fp32_tflops",
+            "tf32": "tf32_tflops_dense", "bf16": "bf16_tflops_dense", "fp8": "fp8_tflops_dense",
+            "fp4": "fp4_tflops_dense", "int8": "int8_tops_dense"}
+    transcribed = [a for a in cat.accelerators.values() if a.reference_id]
+    assert len(transcribed) >= 15
+    for acc in transcribed:
+        g = ref[acc.reference_id or ""]
+        for p in PRECISIONS:
+            ours = getattr(acc.peak_flops, p)
+            theirs = g.get(keys[p]) if p in keys else None
+            if theirs is None:
+                assert ours is None, f"{acc.id}.{p} filled but the reference has null"
+            else:
+                assert ours == pytest.approx(theirs * 1e12), (acc.id, p)
+        assert acc.memory_bytes == pytest.approx(g["memory_gb"] * 1e9)
+        assert acc.memory_bandwidth_bytes_per_s == pytest.approx(g["memory_bw_tbps"] * 1e12)
+        assert acc.tdp_w == g["tdp_w"]
+        bidir = g.get("scaleup_bw_gbps")
+        per_direction = None if bidir is None else pytest.approx(bidir * 1e9 / 2)
+        assert acc.scale_up_bandwidth_bytes_per_s == per_direction
+        assert acc.source == g["source"]
+
+
+def test_nvl72_is_eighteen_four_gpu_trays(cat: Catalog) -> None:
+    """DGX GB200 user guide / RA: 18 compute trays x 4 GPUs, one 72-GPU NVLink domain, ~120 kW."""
+    for sys_id in ("gb200-nvl72", "gb300-nvl72"):
+        s = cat.system(sys_id)
+        assert s.gpus_per_node * s.nodes_per_scale_up_domain == s.scale_up_domain_gpus == 72
+        assert s.rack_power_w is not None and 100e3 < s.rack_power_w < 150e3
+    assert cat.system("gb200-nvl72").rack_power_w == 120e3
+
+
+def test_aliases_resolve_case_insensitively(cat: Catalog) -> None:
+    for name in ("H100-SXM5-80GB", "h100_sxm", "H100", "A100-SXM4-80GB", "A100-80GB", " B200_HGX "):
+        assert cat.accelerator(name).id in {"h100-sxm", "a100-sxm-80gb", "b200"}
+    assert cat.accelerator("A100-80GB").id == "a100-sxm-80gb"
+    assert cat.accelerator("H100 (SXM, 96GB HBM2e, 500W power limit)").id == "h100-sxm-96gb"
+    assert cat.system("DGX_H100").id == "dgx-h100"
+    assert cat.switch("QM9700").id == "quantum2-qm9700"
+
+
+def test_unknown_id_error_lists_the_allowed_ids(cat: Catalog) -> None:
+    with pytest.raises(InputError) as info:
+        cat.accelerator("h100-sxm9")
+    assert info.value.field == "compute.accelerator"
+    assert info.value.value == "h100-sxm9"
+    assert "a100-sxm-40gb, a100-sxm-80gb" in str(info.value)  # sorted list
+    with pytest.raises(InputError, match="dgx-h100") as sys_info:
+        cat.system("dgx-z100")
+    assert sys_info.value.field == "compute.system"
+
+
+def test_unknown_numbers_refuse_to_build_hardware(cat: Catalog) -> None:
+    """torchtitan's 96 GB H100: peak unpublished ('between SXM and NVL', arXiv 2410.06511)."""
+    assert cat.accelerator("h100-sxm-96gb").peak_flops.bf16 is None
+    with pytest.raises(InputError, match=r"peak_flops\.bf16"):
+        cat.hardware("h100-sxm-96gb")
+    with pytest.raises(InputError, match="dgx-h100"):  # system holds another accelerator
+        cat.hardware("h200-sxm", "dgx-h100")
+
+
+def test_every_default_system_builds_hardware_or_names_what_is_missing(cat: Catalog) -> None:
+    for acc_id in cat.default_systems:
+        try:
+            h = cat.hardware(acc_id)
+        except InputError as exc:
+            assert "user catalog" in str(exc)
+            continue
+        assert h.peak_flops_bf16 > 0 and h.hbm_bandwidth_bytes_per_s > 0
+        assert h.scale_up_domain_gpus % h.gpus_per_node == 0 or h.gpus_per_node % h.scale_up_domain_gpus == 0
+
+
+def test_user_dir_overrides_and_adds(tmp_path: Path) -> None:
+    (tmp_path / "mine.yaml").write_text(
+        """
+accelerators:
+- id: h100-sxm-96gb
+  memory_bandwidth_bytes_per_s: 3.0e+12
+  scale_up_bandwidth_bytes_per_s: 450.0e+9
+  peak_flops: {bf16: 900.0e+12}
+- id: my-gpu
+  name: My GPU
+  vendor: ACME
+  architecture: X
+  form_factor: PCIe
+  memory_bytes: 1.0e+9
+  memory_bandwidth_bytes_per_s: 1.0e+11
+  tdp_w: 100.0
+  peak_flops: {bf16: 1.0e+12}
+  source: my lab
+aliases:
+  acme-1: my-gpu
+""")
+    cat = load_catalog(tmp_path)
+    h = cat.hardware("h100-sxm-96gb")
+    assert h.peak_flops_bf16 == 900e12 and h.tdp_w == 500.0  # merged over the package entry
+    acc = cat.accelerator("h100-sxm-96gb")
+    assert "user catalog" in acc.source and "peak_flops" in acc.source and "torchtitan" in acc.source
+    assert cat.accelerator("ACME-1").name == "My GPU"
+    assert load_catalog().accelerator("h100-sxm-96gb").peak_flops.bf16 is None  # default untouched
+
+
+def test_user_dir_errors_name_the_file(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("accelerators:\n- id: h100-sxm\n  tdp_w: -5\n")
+    with pytest.raises(InputError, match="tdp_w"):
+        load_catalog(tmp_path)
+    (tmp_path / "bad.yaml").write_text("accelerator: []\n")  # singular: a typo, not another catalog
+    with pytest.raises(InputError, match="hardware sections"):
+        load_catalog(tmp_path)
+    (tmp_path / "bad.yaml").write_text("cooling_types: []\n")  # another catalog's file: ignored
+    assert load_catalog(tmp_path).accelerator("h100-sxm").tdp_w == 700.0
+    with pytest.raises(InputError, match="existing directory"):
+        load_catalog(tmp_path / "nope")
+
+
+def test_switches_nics_and_superpod_tables(cat: Catalog) -> None:
+    qm = cat.switch("quantum2-qm9700")
+    assert (qm.ports, qm.port_bits_per_s) == (64, 400e9)
+    assert qm.switching_bits_per_s == qm.ports * qm.port_bits_per_s * 2  # 51.2 Tb/s counts both directions
+    x800 = cat.switch("quantum-x800-q3400")
+    assert (x800.ports, x800.port_bits_per_s) == (144, 800e9)
+    for sid in ("spectrum4-sn5600", "spectrum4-sn5400", "sn4600c", "sn2201"):
+        assert cat.switch(sid).ports > 0
+    assert cat.nic("connectx7").port_bits_per_s == 400e9
+    assert cat.nic("connectx8").port_bits_per_s == 800e9
+    sus = {t["id"]: t for t in cat.tables["superpod_scalable_units"]}
+    h100 = sus["dgx_superpod_h100"]
+    assert h100["source"]
+    # DGX H100 RA Table 4: GPUs = 8 x nodes in every row
+    assert all(row["gpus"] == 8 * row["nodes"] for row in h100["compute_fabric_table"])
+
+
+def test_package_yaml_loads_fast() -> None:
+    start = time.perf_counter()
+    load_catalog(DATA_DIR.parent / "data")  # uncached path: parse + validate everything
+    assert time.perf_counter() - start < 0.5
