@@ -26,20 +26,24 @@ def archs(draw: st.DrawFn) -> ModelArch:
     head_dim = draw(st.sampled_from([32, 64, 128]))
     fields: dict[str, Any] = dict(
         name="t", layers=layers, hidden_size=heads * head_dim, attention_heads=heads, kv_heads=kv,
-        head_dim=head_dim, ffn_hidden_size=draw(st.integers(1, 8192)), vocab_size=draw(st.integers(100, 200_000)),
+        head_dim=head_dim, ffn_hidden_size=draw(st.integers(1, 8192)),
+        vocab_size=draw(st.integers(100, 200_000)),
         mlp=draw(st.sampled_from(["gelu", "relu", "squared_relu", "swiglu", "geglu"])),
         tied_embeddings=draw(st.booleans()))
     if draw(st.booleans()):
         experts = draw(st.integers(2, 64))
         fields.update(moe_experts=experts, moe_top_k=draw(st.integers(1, experts)),
-                      moe_ffn_hidden_size=draw(st.integers(1, 4096)), moe_shared_experts=draw(st.integers(0, 2)),
-                      moe_dense_layers=draw(st.integers(0, layers - 1)), moe_layer_interval=draw(st.integers(1, 3)),
+                      moe_ffn_hidden_size=draw(st.integers(1, 4096)),
+                      moe_shared_experts=draw(st.integers(0, 2)),
+                      moe_dense_layers=draw(st.integers(0, layers - 1)),
+                      moe_layer_interval=draw(st.integers(1, 3)),
                       mtp_layers=draw(st.integers(0, 1)))
     if draw(st.booleans()):
         fields.update(mla_q_lora_rank=draw(st.sampled_from([0, 512])), mla_kv_lora_rank=512,
                       mla_qk_nope_head_dim=128, mla_qk_rope_head_dim=64, mla_v_head_dim=128)
     if draw(st.booleans()):
-        fields.update(sliding_window=draw(st.integers(1, 4096)), sliding_window_layers=draw(st.integers(0, layers)))
+        fields.update(sliding_window=draw(st.integers(1, 4096)),
+                      sliding_window_layers=draw(st.integers(0, layers)))
     return ModelArch(**fields)
 
 
@@ -88,8 +92,8 @@ def test_megatron_1t_matches_narayanan_eq3() -> None:
     layer term): 72 B s l h^2 (1 + s/(6h)) + 6 B s V h FLOPs per batch, so per token
     72 l h^2 (1 + s/(6h)) + 6 V h, attention counted non-causal, as the paper does."""
     a = preset_arch("megatron-1t")
-    s, l, h, v = 2048, a.layers, a.hidden_size, a.vocab_size
-    want = 72 * l * h**2 * (1 + s / (6 * h)) + 6 * v * h
+    s, n_layers, h, v = 2048, a.layers, a.hidden_size, a.vocab_size
+    want = 72 * n_layers * h**2 * (1 + s / (6 * h)) + 6 * v * h
     got = training_flops_per_token(a, s, causal=False)
     assert abs(got - want) <= 1e-9 * want
 

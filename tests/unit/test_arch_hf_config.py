@@ -116,7 +116,7 @@ def test_non_integer_value_is_rejected() -> None:
 
 
 def test_missing_file_and_malformed_json_are_input_errors(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="readable config.json"):
+    with pytest.raises(InputError, match=r"readable config\.json"):
         load_hf_config(tmp_path / "absent.json")
     bad = tmp_path / "config.json"
     bad.write_text('{"architectures": ["LlamaForCausalLM"],')

@@ -29,7 +29,8 @@ pytestmark = pytest.mark.skipif(not CALIBRATION.exists(), reason="shared calibra
 # Row `model` -> the presets it stands for (None: no preset, use the fields the row gives).
 PRESETS_FOR_ROW: dict[str, list[str] | None] = {
     "meta-llama/Llama-3.1-8B": ["llama3.1-8b", "llama3-8b"],
-    "meta-llama/Llama-3.1-70B (also Llama-2-70B, Llama-3.3-70B)": ["llama3-70b", "llama2-70b", "llama3.3-70b"],
+    "meta-llama/Llama-3.1-70B (also Llama-2-70B, Llama-3.3-70B)": [
+        "llama3-70b", "llama2-70b", "llama3.3-70b"],
     "meta-llama/Llama-3.1-405B": ["llama3.1-405b"],
     "Qwen/Qwen3-8B": None,
     "Qwen/Qwen3-32B": ["qwen3-32b"],

@@ -6,6 +6,8 @@ MLA (DeepSeek V2/V3, arXiv:2405.04434 Sec 2.1.2) caches the compressed latent an
 RoPE key, which is what vLLM, SGLang and TensorRT-LLM store:
     (kv_lora_rank + qk_rope_head_dim) * bytes            per token per layer
 A sliding-window layer keeps at most `sliding_window` tokens; a full-attention layer keeps all.
+Sharding (for callers): tensor parallelism splits GQA caches by KV head (min(tp, kv_heads) ways),
+while the MLA latent is shared by all heads and is replicated on every TP rank.
 """
 
 from __future__ import annotations

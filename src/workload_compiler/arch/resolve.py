@@ -213,8 +213,10 @@ def resolve_model(intake: ModelIntake, trace: Trace, path: str = "model") -> Mod
     if intake.params is not None:
         trace.given(f"{path}.params", intake.params)
         total = param_counts(arch).total
-        if arch.source != SHAPE_RULE and abs(total / intake.params - 1) > PARAMS_TOLERANCE:
+        if abs(total / intake.params - 1) > PARAMS_TOLERANCE:
+            hint = ("too few for the shape-from-params rule: give layers, hidden_size and attention_heads"
+                    if arch.source == SHAPE_RULE else "give one or the other")
             raise InputError(f"{path}.params", format_count(intake.params),
                              f"within {PARAMS_TOLERANCE:.0%} of the architecture's total "
-                             f"{format_count(total)} parameters; give one or the other")
+                             f"{format_count(total)} parameters; {hint}")
     return arch

@@ -7,8 +7,11 @@ storage / in-band / out-of-band networks.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
+from ..catalog.schema import Switch, System
 from ..errors import InputError
 from ._base import Traced
 from .fat_tree import Cables, ScaleOutFabric, Transceivers, size_scale_out
@@ -30,9 +33,11 @@ __all__ = [
     "default_network_rules",
     "map_parallelism",
     "plan_fabric",
+    "plan_fabric_for_system",
     "size_network",
     "size_networks",
     "size_scale_out",
+    "switch_technology",
 ]
 
 
@@ -111,3 +116,29 @@ def plan_fabric(
         violations=placement.violations, networks=networks,
         assumptions=[*scale_out.assumptions, *placement.assumptions, *networks.assumptions],
         formulas=formulas)
+
+
+def switch_technology(switch: Switch) -> str:
+    """The fat-tree technology key of a catalog switch ('InfiniBand NDR' -> 'infiniband')."""
+    text = switch.technology.lower()
+    if "infiniband" in text:
+        return "infiniband"
+    if "spectrum-x" in text:
+        return "spectrum-x"
+    if "ethernet" in text:
+        return "ethernet"
+    raise InputError("fabric.switch", switch.id, "a switch whose technology is InfiniBand or Ethernet")
+
+
+def plan_fabric_for_system(system: System, switch: Switch, *, gpus: int, tp: int, pp: int, dp: int,
+                           **options: Any) -> FabricLayer:
+    """`plan_fabric` with the node and switch values taken from catalog entries; `options` are the
+    remaining keyword arguments of `plan_fabric` (cp, ep, etp, su_nodes, oversubscription, ...)."""
+    return plan_fabric(
+        gpus=gpus, gpus_per_node=system.gpus_per_node, scale_up_domain_gpus=system.scale_up_domain_gpus,
+        nics_per_node=system.scale_out_nics_per_node, nic_bits_per_s=system.scale_out_nic_bits_per_s,
+        switch_radix=switch.ports, switch_port_bits_per_s=switch.port_bits_per_s,
+        technology=options.pop("technology", switch_technology(switch)), tp=tp, pp=pp, dp=dp,
+        scale_up_bytes_per_s_per_gpu=options.pop("scale_up_bytes_per_s_per_gpu",
+                                                 system.scale_up_bandwidth_bytes_per_s),
+        **options)

@@ -14,9 +14,11 @@ Rules, each from a reference architecture or the fat-tree literature (reference/
   "rounded up" spine counts: H100 3 SU -> 16 (not 12), B300-XDR 4 SU -> 18 (not 16); it gives
   every row of DGX H100 RA Tables 3 and 4 and the B200 RA table.
 - Two tiers hold at most k leaves (k^2/2 endpoints at 1:1); beyond that a third tier: pods of
-  k/2 leaves (whole SUs) with their own spines (spines 1:1 down/up), spine j of every pod
-  reaching core group j (Al-Fares et al., SIGCOMM 2008, k-ary fat tree, k^3/4 endpoints). Each
-  group gets the smallest divisor of a spine's uplinks that gives the pods enough core ports.
+  at most k/2 leaves (whole SUs, or k/2, whichever needs fewer switches) with their own spines
+  (spines 1:1 down/up), spine j of every pod reaching core group j (Al-Fares et al., SIGCOMM
+  2008, k-ary fat tree, k^3/4 endpoints). Each group gets the smallest divisor of a spine's
+  uplinks that gives the pods enough core ports. With 8 leaves per SU this is 4-SU pods of 32
+  leaves and 2 cores per spine index at 16 SU: the 128/128/64 of DGX H100 RA Table 3.
 - Transceivers (DGX H100 RA 4-SU BOM, Tables 7-8): switch side one twin-port OSFP per 2 switch
   ports provisioned (1,536 for 48 QM9700); node side one per `node_ports_per_transceiver` ports
   (DGX H100: two-port OSFP, 127 x 4 = 508).
@@ -25,10 +27,12 @@ Rules, each from a reference architecture or the fat-tree literature (reference/
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import Infeasible, InputError
+from ..provenance import Assumption
 from ._base import Traced, assume, require_choice, require_int, require_positive
 
 TECHNOLOGIES = ("infiniband", "ethernet", "spectrum-x")
@@ -101,6 +105,83 @@ def _technology_label(technology: str, link_bits_per_s: float) -> str:
     return f"Ethernet RoCE {gbps}"
 
 
+_FORMULAS = {
+    P + "tiers": "1 if every port fits one switch; 2 if leaves <= radix; else 3 (k-ary fat tree)",
+    P + "leaf_switches": "su_count x leaves_per_su (rail-optimized, full-SU build)",
+    P + "spine_switches": "2 tiers: smallest divisor of leaf uplinks >= ceil(leaf-spine cables / radix); "
+                          "3 tiers: the same per pod of k/2 leaves against spine down ports k/2",
+    P + "core_switches": "spines_per_pod x smallest divisor of spine uplinks >= "
+                         "ceil(pods x spine uplinks / k)",
+    P + "cables.node_leaf": "nodes x nics_per_node + management_ports",
+    P + "cables.leaf_spine": "leaves x leaf uplinks (full-SU build)",
+    P + "cables.spine_core": "= leaf-spine cables (spines 1:1) in 3 tiers, else 0",
+    P + "transceivers.switch": "ceil(provisioned switch ports / switch_ports_per_transceiver)",
+    P + "transceivers.node": "nodes x ceil(nics_per_node / node_ports_per_transceiver)",
+    P + "bisection_bytes_per_s": "endpoints / 2 x link_bytes_per_s / oversubscription",
+    "fabric.per_gpu_scale_out_bytes_per_s": "nics_per_node x link_bits_per_s / 8 / gpus_per_node",
+}
+
+
+@dataclass(frozen=True)
+class _Upper:
+    """The tiers above the leaves."""
+
+    tiers: int
+    spines: int = 0
+    cores: int = 0
+    leaf_spine: int = 0
+    spine_core: int = 0
+    max_endpoints: int = 0
+
+
+def _two_tier(leaves: int, down: int, up: int, k: int) -> _Upper:
+    leaf_spine = leaves * up
+    spines = _smallest_divisor_at_least(up, math.ceil(leaf_spine / k))
+    return _Upper(tiers=2, spines=spines, leaf_spine=leaf_spine, max_endpoints=k * down)
+
+
+def _three_tier_pods(leaves: int, pod_leaves: int, down: int, up: int, k: int) -> _Upper:
+    spine_down = k // 2
+    pods = math.ceil(leaves / pod_leaves)
+    last = leaves - (pods - 1) * pod_leaves
+    per_pod = _smallest_divisor_at_least(up, math.ceil(pod_leaves * up / spine_down))
+    spines = (pods - 1) * per_pod + _smallest_divisor_at_least(up, math.ceil(last * up / spine_down))
+    spine_up = pod_leaves * up // per_pod
+    per_group = _smallest_divisor_at_least(spine_up, math.ceil(pods * spine_up / k))
+    max_endpoints = k * pod_leaves * down
+    if pods * spine_up > per_group * k:
+        raise Infeasible("fabric.scale_out.tiers", f"{leaves} leaves need {pods} pods; a 3-tier fat tree "
+                         f"of {k}-port switches holds at most {k} pods ({max_endpoints} endpoints)")
+    return _Upper(tiers=3, spines=spines, cores=per_pod * per_group, leaf_spine=leaves * up,
+                  spine_core=leaves * up, max_endpoints=max_endpoints)
+
+
+def _three_tier(leaves: int, leaves_su: int, down: int, up: int, k: int) -> _Upper:
+    """Pods of leaves sharing spines (spines 1:1 down:up), core groups per spine index. A pod holds
+    at most k/2 leaves; it is whole SUs or the full k/2, whichever needs the fewest switches
+    (ties: the larger pod, as in the RA tables' 4-SU pods of 32 leaves)."""
+    spine_down = k // 2
+    sizes = {spine_down} | {n * leaves_su for n in range(1, spine_down // leaves_su + 1)}
+    best: _Upper | None = None
+    for size in sorted(sizes, reverse=True):
+        try:
+            option = _three_tier_pods(leaves, size, down, up, k)
+        except Infeasible:
+            continue
+        if best is None or option.spines + option.cores < best.spines + best.cores:
+            best = option
+    return best if best is not None else _three_tier_pods(leaves, spine_down, down, up, k)
+
+
+def _transceiver_assumptions(node_tx: int, switch_tx: int) -> list[Assumption]:
+    return [assume(P + "node_ports_per_transceiver", node_tx,
+                   "compute ports per node-side transceiver (DGX H100/B200: two-port OSFP = 2; "
+                   "single-port OSFP/QSFP NICs = 1)"),
+            assume(P + "switch_ports_per_transceiver", switch_tx,
+                   "twin-port OSFP on QM9700/Q3400/SN5600 cages (DGX H100 RA 4-SU BOM: 1,536 switch "
+                   "OSFPs for 48 x 64 ports)")]
+
+
 def size_scale_out(
     *,
     gpus: int,
@@ -142,17 +223,13 @@ def size_scale_out(
     nodes = math.ceil(gpus / gpus_per_node)
     su = nodes if su_nodes is None else require_int("fabric.su_nodes", su_nodes)
     sus = math.ceil(nodes / su)
-    assumptions = []
+    assumptions = _transceiver_assumptions(node_tx, switch_tx)
     if nodes * gpus_per_node != gpus:
         assumptions.append(assume(P + "nodes", nodes, f"{gpus} GPUs do not fill whole nodes of "
                                   f"{gpus_per_node}; rounded up"))
-
     # A switch port faster than the NIC is split into NIC-speed ports; a slower one caps the link.
-    split = int(port_bits // nic_bits) if port_bits >= nic_bits else 1
-    k = radix * split
+    k = radix * (int(port_bits // nic_bits) if port_bits >= nic_bits else 1)
     link_bits = min(nic_bits, port_bits)
-    if k < 2:
-        raise Infeasible("fabric.switch_radix", f"a switch of {k} ports cannot build a fat tree")
     endpoints = nodes * nics
     built_node_ports = sus * su * nics
 
@@ -160,77 +237,34 @@ def size_scale_out(
     up = k - down
     leaves_su = _leaves_per_su(su, nics, down, rail_optimized)
     leaves = sus * leaves_su
-    formulas = {
-        P + "leaf_switches": "su_count x leaves_per_su (rail-optimized, full-SU build)",
-        P + "cables.node_leaf": "nodes x nics_per_node + management_ports",
-        P + "transceivers.switch": "ceil(provisioned switch ports / switch_ports_per_transceiver)",
-        P + "transceivers.node": "nodes x ceil(nics_per_node / node_ports_per_transceiver)",
-        P + "bisection_bytes_per_s": "endpoints / 2 x link_bytes_per_s / oversubscription",
-        "fabric.per_gpu_scale_out_bytes_per_s": "nics_per_node x link_bits_per_s / 8 / gpus_per_node",
-    }
-
-    spines = cores = leaf_spine = spine_core = 0
     if built_node_ports + management_ports <= k:
-        tiers, leaves, down, up, oversub_achieved = 1, 1, k, 0, 1.0
-        max_endpoints = k
+        upper, leaves, down, up = _Upper(tiers=1, max_endpoints=k), 1, k, 0
+        built_node_ports = endpoints + management_ports
     elif leaves <= k:
-        tiers = 2
-        leaf_spine = leaves * up
-        spines = _smallest_divisor_at_least(up, math.ceil(leaf_spine / k))
-        max_endpoints = k * down
-        oversub_achieved = down / up
-        formulas[P + "spine_switches"] = ("smallest divisor of leaf uplinks >= ceil(leaf-spine cables / "
-                                          "radix) (even striping)")
+        upper = _two_tier(leaves, down, up, k)
     else:
-        tiers = 3
-        spine_down = k // 2
-        pod_leaves = (spine_down // leaves_su) * leaves_su if leaves_su <= spine_down else spine_down
-        pods = math.ceil(leaves / pod_leaves)
-        last = leaves - (pods - 1) * pod_leaves
-        per_pod = _smallest_divisor_at_least(up, math.ceil(pod_leaves * up / spine_down))
-        spines = (pods - 1) * per_pod + _smallest_divisor_at_least(up, math.ceil(last * up / spine_down))
-        leaf_spine = leaves * up
-        spine_core = leaf_spine                      # spines 1:1 down:up
-        spine_up = pod_leaves * up // per_pod
-        per_group = _smallest_divisor_at_least(spine_up, math.ceil(pods * spine_up / k))
-        if pods * spine_up > per_group * k:
-            raise Infeasible("fabric.scale_out.tiers", f"{endpoints} endpoints need {pods} pods; a "
-                             f"3-tier fat tree of {k}-port switches holds at most {k} pods "
-                             f"({k * pod_leaves * down} endpoints)")
-        cores = per_pod * per_group
-        max_endpoints = k * pod_leaves * down
-        oversub_achieved = down / up
-        formulas[P + "spine_switches"] = ("per pod of k/2 leaves: smallest divisor of leaf uplinks >= "
-                                          "ceil(pod uplinks / (k/2))")
-        formulas[P + "core_switches"] = ("spines_per_pod x smallest divisor of spine uplinks >= "
-                                         "ceil(pods x spine uplinks / k)")
+        upper = _three_tier(leaves, leaves_su, down, up, k)
+    achieved = down / up if up else 1.0
+    if oversub != 1:
+        assumptions.append(assume(P + "oversubscription", achieved,
+                                  f"leaf split {down} down : {up} up for a requested {oversub:g}:1"))
 
     node_leaf = endpoints + management_ports
-    cables = Cables(node_leaf=node_leaf, leaf_spine=leaf_spine, spine_core=spine_core,
-                    total=node_leaf + leaf_spine + spine_core)
-    switch_ports = (built_node_ports if tiers > 1 else endpoints + management_ports) \
-        + 2 * leaf_spine + 2 * spine_core
-    tx_switch = math.ceil(switch_ports / switch_tx)
+    cables = Cables(node_leaf=node_leaf, leaf_spine=upper.leaf_spine, spine_core=upper.spine_core,
+                    total=node_leaf + upper.leaf_spine + upper.spine_core)
+    tx_switch = math.ceil((built_node_ports + 2 * upper.leaf_spine + 2 * upper.spine_core) / switch_tx)
     tx_node = nodes * math.ceil(nics / node_tx)
     link_bytes = link_bits / 8
-    assumptions.append(assume(P + "node_ports_per_transceiver", node_tx,
-                              "compute ports per node-side transceiver (DGX H100/B200: two-port OSFP = 2; "
-                              "single-port OSFP/QSFP NICs = 1)"))
-    assumptions.append(assume(P + "switch_ports_per_transceiver", switch_tx,
-                              "twin-port OSFP on QM9700/Q3400/SN5600 cages (DGX H100 RA 4-SU BOM: 1,536 "
-                              "switch OSFPs for 48 x 64 ports)"))
-    if oversub != 1:
-        assumptions.append(assume(P + "oversubscription", oversub_achieved,
-                                  f"leaf split {down} down : {up} up for a requested {oversub:g}:1"))
+    topology = "single switch" if upper.tiers == 1 else ("rail-optimized fat tree" if rail_optimized
+                                                         else "fat tree")
     return ScaleOutFabric(
-        topology="rail-optimized fat tree" if rail_optimized and tiers > 1 else
-        ("single switch" if tiers == 1 else "fat tree"),
-        technology=_technology_label(technology, link_bits), tiers=tiers, nodes=nodes,
-        endpoints=endpoints, scalable_units=sus, leaf_switches=leaves, spine_switches=spines,
-        core_switches=cores, switches=leaves + spines + cores, leaf_down_ports=down, leaf_up_ports=up,
-        cables=cables, transceivers=Transceivers(switch=tx_switch, node=tx_node, total=tx_switch + tx_node),
-        link_bits_per_s=link_bits, oversubscription=oversub_achieved, max_endpoints_at_tiers=max_endpoints,
-        bisection_bytes_per_s=endpoints / 2 * link_bytes / oversub_achieved,
+        topology=topology, technology=_technology_label(technology, link_bits), tiers=upper.tiers,
+        nodes=nodes, endpoints=endpoints, scalable_units=sus, leaf_switches=leaves,
+        spine_switches=upper.spines, core_switches=upper.cores, switches=leaves + upper.spines + upper.cores,
+        leaf_down_ports=down, leaf_up_ports=up, cables=cables,
+        transceivers=Transceivers(switch=tx_switch, node=tx_node, total=tx_switch + tx_node),
+        link_bits_per_s=link_bits, oversubscription=achieved, max_endpoints_at_tiers=upper.max_endpoints,
+        bisection_bytes_per_s=endpoints / 2 * link_bytes / achieved,
         per_gpu_scale_out_bytes_per_s=nics * link_bytes / gpus_per_node,
-        assumptions=assumptions, formulas=formulas,
+        assumptions=assumptions, formulas=dict(_FORMULAS),
     )

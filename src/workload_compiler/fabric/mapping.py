@@ -151,7 +151,8 @@ def map_parallelism(
     elif tiers["tp"] == "scale-out":
         out.append(Violation(rule="tp_crosses_rdma_boundary", severity="error",
                              detail=f"TP={tp} groups straddle scale-up domains of {domain} GPUs "
-                                    f"({domain} is not a multiple of {tp})"))
+                                    f"({domain} is not a multiple of {tp}); pick a TP that divides "
+                                    f"{domain} or leave {domain % tp} GPUs per domain idle"))
     expert_group = ep * etp
     if expert_group > 1 and (tiers["ep"] == "scale-out" or tiers["etp"] == "scale-out"):
         cost = ""

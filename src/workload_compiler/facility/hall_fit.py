@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..catalog.schema import System
 from ..errors import InputError
+from ..units import Watts
 from .data import FacilityData, facility_data
 from .floor import racks_in_area
 from .overheads import reference_equipment
@@ -30,9 +31,9 @@ class Hall(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    power_w: float
+    power_w: Watts = Field(description="'2MW', 2e6: facility power (or IT power, see power_basis)")
     power_basis: Literal["facility", "it"] = "facility"
-    rack_power_w: float = Field(description="electrical limit per rack")
+    rack_power_w: Watts = Field(description="electrical limit per rack, '40kW'")
     cooling: str
     floor_area_m2: float | None = None
     pue: float | None = None
@@ -87,9 +88,23 @@ def fit_hall(
     for system in systems:
         if hall.gpu is not None and isinstance(system, System) and system.accelerator != hall.gpu:
             continue
-        unit = system if isinstance(system, SystemUnit) else SystemUnit.from_system(system, data)
+        if isinstance(system, SystemUnit):
+            unit = system
+        else:
+            try:
+                unit = SystemUnit.from_system(system, data)
+            except InputError as exc:  # a catalog entry without published power: say so, go on
+                fits.append(_unknown_power(system, exc))
+                continue
         fits.append(_fit_one(hall, unit, data, equipment_for))
     return fits
+
+
+def _unknown_power(system: System, exc: InputError) -> HallFit:
+    return HallFit(system=system.id, name=system.name, feasible=False, units=0, nodes=0, gpus=0, racks=0,
+                   compute_racks=0, units_per_rack=0, it_power_w=0.0, facility_power_w=0.0, pue=0.0,
+                   rack_power_w=0.0, floor_area_m2=None, binding="unknown power",
+                   detail=f"not sized: {exc.allowed}", notes=[])
 
 
 def _default_equipment(data: FacilityData) -> EquipmentFor:

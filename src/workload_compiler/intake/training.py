@@ -8,6 +8,7 @@ from pydantic import Field
 
 from ..units import Count, Seconds
 from .common import ComputeIntake, ModelIntake, Strict
+from .infrastructure import InfrastructureIntake
 
 TrainingPrecision = Literal["bf16", "fp16", "fp8", "mxfp8", "nvfp4"]
 
@@ -24,7 +25,7 @@ class TargetIntake(Strict):
     time_to_train: Seconds | None = Field(default=None, gt=0)
 
 
-class TrainingWorkload(Strict):
+class TrainingWorkload(InfrastructureIntake):
     kind: Literal["training"]
     name: str | None = None
     model: ModelIntake

@@ -204,6 +204,15 @@ def policy_tensors(a: ModelArch, policy: Policy, *, moe_layer: bool, flash: bool
     raise ValueError(f"unknown recompute policy {policy!r}; allowed: {POLICIES}")
 
 
+def layer_bytes(c: ActivationCoefficients, *, tokens: float, ctx: float, tp: float, sp: bool,
+                etp: float = 1.0, top_k: float = 0.0) -> float:
+    """Bytes of one layer and micro-batch on one GPU: the formula of ActivationCoefficients
+    (perf/memory.py evaluates the same formula on whole grids)."""
+    replicated = c.replicated / (tp if sp else 1.0)
+    return tokens * (replicated + (c.tp + c.score * ctx + top_k * c.expert_hidden) / tp
+                     + top_k * c.expert_in * etp / tp)
+
+
 def coefficients(tensors: list[SavedTensor]) -> ActivationCoefficients:
     """Sum the tensors by sharding."""
     acc = {"replicated": 0.0, "tp": 0.0, "score": 0.0, "expert_in": 0.0, "expert_hidden": 0.0}

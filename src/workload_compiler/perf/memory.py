@@ -19,11 +19,13 @@ Model states (weights, gradients, optimizer), bytes per parameter held by this G
     when interleaved) / tp, routed experts / (ep * etp), the embedding on the first stage, the
     output head on the last (a tied embedding is kept on both when pp > 1, as Megatron does),
     MTP modules on the last.
-    ZeRO-3 transients: two layers' bf16 weights gathered (current + prefetch) and one layer's
-    unsharded gradient before its reduce-scatter. With pp > 1 FSDP does not reshard between
-    micro-batches (torchtitan apply_fsdp: "For PP, do not reshard after forward to avoid
-    per-microbatch all-gathers"; torch.distributed.pipelining disables gradient sync until the
-    last micro-batch), so the stage's bf16 weights and fp32 gradients stay unsharded.
+    Transients of sharded states: at ZeRO >= 2 one layer's unsharded gradient before its
+    reduce-scatter; at ZeRO-3 two layers' bf16 weights gathered (current + prefetch). With
+    pp > 1 FSDP (ZeRO-3) does not reshard between micro-batches (torchtitan apply_fsdp: "For
+    PP, do not reshard after forward to avoid per-microbatch all-gathers";
+    torch.distributed.pipelining disables gradient sync until the last micro-batch), so the
+    stage's bf16 weights and fp32 gradients stay unsharded: ZeRO-3 with PP costs about what
+    ZeRO-1 does (DeepSpeed's pipeline engine does not allow ZeRO-2/3 at all).
     FP8/MXFP8 (Transformer Engine): bf16 weights stay, plus an FP8 copy of every GEMM weight in
     both orientations (TE Linear caches `weight_fp8` and `weight_t_fp8` across micro-batches;
     Hopper FP8 GEMMs are TN-only, Blackwell MXFP8 keeps row- and column-wise copies): 2 B/param;
@@ -35,8 +37,8 @@ micro-batch, tokens = mbs * seq / cp. In flight on the first stage: min(pp, micr
 L * (1 + (pp-1)/(pp*vp)) layer-micro-batches (Korthikanti §4.2.3; Megatron schedules.py warmup
 count). The last stage holds 1 (1F1B) or min((vp-1)*pp + 1, m*vp) chunks. Plus the backward
 working set of one layer (recomputed tensors and activation gradients) and, on the last
-stage, the loss peak: LOSS_BYTES_PER_LOGIT per logit of one micro-batch, vocab / tp (vocab-
-parallel loss).
+stage, the loss peak of one micro-batch (LOSS_BYTES_PER_LOGIT, logits = tokens * vocab / tp);
+the loss peak and the working set happen at different moments, so the larger one counts.
 
 Runtime (perf/fitted_memory.py): allocator fragmentation and communication buffers, a fixed
 part plus a fraction of the modeled bytes, fitted on measured peaks.
@@ -53,15 +55,22 @@ from ..arch.model import ModelArch
 from ..errors import InputError
 from . import fitted_memory
 from .activations import LAYOUT_POLICIES, ActivationCoefficients, layer_activations
-from .layout import FloatArray, Layout, TrainingSetup
+from .layout import FloatArray, IntArray, Layout, TrainingSetup
 
 MEMORY_TERMS = ("weights", "gradients", "optimizer", "activations", "runtime")
 
-# Unfused cross-entropy in PyTorch (torchtitan, HF: `cross_entropy(logits.float(), labels)`): at
-# the start of backward the fp32 log-softmax output (saved), the fp32 gradient from nll_loss and
-# the fp32 gradient log_softmax_backward writes are live together: 3 x 4 B per logit. (Megatron's
-# fused vocab-parallel cross-entropy keeps bf16 logits + one fp32 softmax: 6 B.)
-LOSS_BYTES_PER_LOGIT = 16.0
+# The loss peak, bytes per logit of one micro-batch (logits = tokens x vocab / tp). We size for
+# the PyTorch-native path that the calibration runs use (torchtitan; HF is similar):
+# tp == 1, ATen `cross_entropy(logits.float(), labels)`: at the start of backward the saved fp32
+#   log-softmax output, the fp32 gradient from nll_loss_backward and the fp32 gradient
+#   log_softmax_backward writes are live together: 3 x 4 B (the bf16 logits are freed first).
+# tp > 1, vocab-parallel loss (torch.distributed.tensor.parallel.loss_parallel): its fused
+#   backward `(grad_input + exp(x)) * grad_output` holds the saved output, the zero-filled
+#   grad_input, the sum and the product: 4 x 4 B.
+# Megatron's fused vocab-parallel cross-entropy needs about 6 B (bf16 logits + one fp32 softmax
+# updated in place), so for Megatron jobs these are upper bounds.
+LOSS_BYTES_PER_LOGIT = 12.0
+LOSS_BYTES_PER_LOGIT_VOCAB_PARALLEL = 16.0
 
 
 @dataclass(frozen=True)
@@ -90,17 +99,37 @@ def state_bytes(precision: str) -> StateBytes:
         raise InputError("precision", precision, f"one of {sorted(STATE_BYTES)}") from None
 
 
-def zero_state_bytes(params: FloatArray | float, shard: FloatArray | float, zero: FloatArray | int,
-                     per_param: StateBytes) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """(weights, gradients, optimizer) bytes of `params` under ZeRO stage `zero` over `shard`
-    data-parallel ranks (ZeRO paper §5: P_os at 1, P_os+g at 2, P_os+g+p at 3)."""
-    z = np.asarray(zero)
-    inv = 1.0 / np.asarray(shard, dtype=np.float64)
-    p = np.asarray(params, dtype=np.float64)
-    w = p * per_param.weights * np.where(z >= 3, inv, 1.0)
-    g = p * per_param.gradients * np.where(z >= 2, inv, 1.0)
-    o = p * per_param.optimizer * np.where(z >= 1, inv, 1.0)
-    return w, g, o
+# Is the term sharded over the data-parallel group at ZeRO stage 0..3? (looked up by stage)
+_SHARD_W = np.array([0.0, 0.0, 0.0, 1.0])
+_SHARD_G = np.array([0.0, 0.0, 1.0, 1.0])
+_SHARD_O = np.array([0.0, 1.0, 1.0, 1.0])
+
+
+def held_bytes_per_param(zero: IntArray, shard: FloatArray | float, per_param: StateBytes,
+                         ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(weights, gradients, optimizer) bytes this GPU holds per parameter of its model shard,
+    ZeRO stage `zero` over `shard` data-parallel ranks (ZeRO paper §5.1-5.3: P_os at 1, P_os+g
+    at 2, P_os+g+p at 3). Megatron's 6 + 12/d is (2, 4, 12/d) at stage 1."""
+    less = 1.0 / np.asarray(shard, dtype=np.float64) - 1.0
+    return (per_param.weights * (1.0 + _SHARD_W[zero] * less),
+            per_param.gradients * (1.0 + _SHARD_G[zero] * less),
+            per_param.optimizer * (1.0 + _SHARD_O[zero] * less))
+
+
+def _validate(setup: TrainingSetup, layout: Layout) -> None:
+    for name in ("tp", "pp", "dp", "cp", "ep", "etp", "vp", "mbs"):
+        low = int(np.min(getattr(layout, name)))
+        if low < 1:
+            raise InputError(f"layout.{name}", low, "integers >= 1")
+    for name, top, allowed in (("recompute", 2, "0, 1 or 2"), ("zero", 3, "0, 1, 2 or 3")):
+        v = getattr(layout, name)
+        low, high = int(np.min(v)), int(np.max(v))
+        if low < 0 or high > top:
+            raise InputError(f"layout.{name}", low if low < 0 else high, allowed)
+    if setup.seq_len < 1:
+        raise InputError("seq_len", setup.seq_len, "an integer >= 1")
+    if setup.global_batch_size < 1:
+        raise InputError("global_batch_size", setup.global_batch_size, "an integer >= 1")
 
 
 def _moe_before(n: FloatArray, a: ModelArch) -> FloatArray:
@@ -109,152 +138,171 @@ def _moe_before(n: FloatArray, a: ModelArch) -> FloatArray:
     return np.clip(k, 0.0, float(a.moe_layers))
 
 
-def _validate(setup: TrainingSetup, layout: Layout) -> None:
-    for name in ("tp", "pp", "dp", "cp", "ep", "etp", "vp", "mbs"):
-        v = getattr(layout, name)
-        if np.any(v < 1):
-            raise InputError(f"layout.{name}", np.min(v), "integers >= 1")
-    if np.any((layout.recompute < 0) | (layout.recompute > 2)):
-        raise InputError("layout.recompute", np.unique(layout.recompute).tolist(), "0, 1 or 2")
-    if np.any((layout.zero < 0) | (layout.zero > 3)):
-        raise InputError("layout.zero", np.unique(layout.zero).tolist(), "0, 1, 2 or 3")
-    if setup.seq_len < 1:
-        raise InputError("seq_len", setup.seq_len, "an integer >= 1")
-    if setup.global_batch_size < 1:
-        raise InputError("global_batch_size", setup.global_batch_size, "an integer >= 1")
+Table = tuple[FloatArray, FloatArray, FloatArray]
 
 
-def _per_token(c: ActivationCoefficients, a: ModelArch, seq: int) -> tuple[float, float, float]:
-    """(replicated, /t, x etp/t) bytes per token: folds the scalar context and top_k in."""
+def _code_table(per_code: list[ActivationCoefficients], a: ModelArch, seq: int) -> Table:
+    """Per recompute code 0..2: (replicated, / tp, x etp / tp) bytes per token, with the scalar
+    context length and top_k folded in (see ActivationCoefficients)."""
     k = float(a.moe_top_k)
-    return c.replicated, c.tp + c.score * seq + k * c.expert_hidden, k * c.expert_in
+    return (np.array([r.replicated for r in per_code]),
+            np.array([r.tp + r.score * seq + k * r.expert_hidden for r in per_code]),
+            np.array([k * r.expert_in for r in per_code]))
 
 
-def training_memory_detail(arch: ModelArch, setup: TrainingSetup, layout: Layout) -> dict[str, FloatArray]:
-    """Every intermediate of the memory model, arrays of the layout's broadcast shape:
-    the MEMORY_TERMS and 'total' of the binding stage, plus per-stage totals and parts."""
+def _bytes_per_token(tab: Table, code: IntArray, inv_sp: FloatArray, inv_tp: FloatArray,
+                     etp_over_tp: FloatArray | None) -> FloatArray:
+    x: FloatArray = tab[0][code] * inv_sp + tab[1][code] * inv_tp
+    if etp_over_tp is not None:
+        x = x + tab[2][code] * etp_over_tp
+    return x
+
+
+def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
+              detail: bool) -> dict[str, FloatArray]:
+    """The whole model on arrays of the layout's broadcast shape. Branches are float masks and
+    arithmetic, not np.where: the planner calls this on 1e6 layouts at a time."""
     _validate(setup, layout)
     sb = state_bytes(setup.precision)
     c = param_counts(arch)
-    f = np.float64
-    tp, pp, dp, cp = (layout.tp.astype(f), layout.pp.astype(f), layout.dp.astype(f), layout.cp.astype(f))
-    ep_etp = (layout.ep * layout.etp).astype(f)
-    etp, vp, mbs = layout.etp.astype(f), layout.vp.astype(f), layout.mbs.astype(f)
+    f8 = np.float64
+    tp, pp, dp, cp = (layout.tp.astype(f8), layout.pp.astype(f8), layout.dp.astype(f8), layout.cp.astype(f8))
+    vp, mbs = layout.vp.astype(f8), layout.mbs.astype(f8)
     zero, code = layout.zero, layout.recompute
-    L, h = float(arch.layers), float(arch.hidden_size)
-    moe = arch.is_moe
+    L, h, moe = float(arch.layers), float(arch.hidden_size), arch.is_moe
     inv_tp = 1.0 / tp
-    inv_ee = 1.0 / ep_etp
-    single = pp == 1.0
+    single = (pp == 1.0).astype(f8)           # the first stage is also the last
 
-    # ---- layers on the first and last stage (vp chunks of ceil(L / (pp * vp)) layers)
+    # ---- parameters per GPU on the first and last stage (vp chunks of ceil(L / (pp * vp)) layers):
+    # non-expert / tp: layers, the embedding (+ the head when pp == 1) on the first stage; the
+    # head (or the tied copy), the final norm and MTP on the last. Routed experts / (ep * etp).
     lc = np.ceil(L / (pp * vp))
     n_stage = vp * lc
-    if moe:
-        f_moe = arch.moe_layers / L
-        other = (vp - 1.0) * lc * f_moe
-        moe_first = np.minimum(_moe_before(lc, arch) + other, n_stage)
-        moe_last = np.minimum(_moe_before(np.full_like(lc, L), arch)
-                              - _moe_before(np.maximum(L - lc, 0.0), arch) + other, n_stage)
-    else:
-        moe_first = moe_last = np.zeros_like(lc)
-    dense_first, dense_last = n_stage - moe_first, n_stage - moe_last
-
-    # ---- parameters held per GPU (non-expert / tp, routed experts / (ep * etp))
     dense_layer = c.attention_per_layer + c.dense_mlp_per_layer + 2 * h
-    moe_layer = c.attention_per_layer + c.moe_shared_per_layer + c.router_per_layer + 2 * h
-    vocab = c.embedding * (1.0 + np.where(single, float(c.output_head > 0), 0.0))
+    untied_head = c.embedding * float(c.output_head > 0)
     mtp_expert = arch.mtp_layers * c.moe_routed_per_layer if moe else 0.0
     mtp_dense = c.mtp - mtp_expert
-    ne_first = (dense_first * dense_layer + moe_first * moe_layer + vocab
-                + np.where(single, mtp_dense + h, 0.0)) * inv_tp
-    ne_last = (dense_last * dense_layer + moe_last * moe_layer + vocab + mtp_dense + h) * inv_tp
-    ex_first = (moe_first * c.moe_routed_per_layer + np.where(single, mtp_expert, 0.0)) * inv_ee
-    ex_last = (moe_last * c.moe_routed_per_layer + mtp_expert) * inv_ee
-    gemm_dense = c.attention_per_layer + c.dense_mlp_per_layer
-    gemm_moe = c.attention_per_layer + c.moe_shared_per_layer
-    gemm_first = (dense_first * gemm_dense + moe_first * gemm_moe) * inv_tp \
-        + moe_first * c.moe_routed_per_layer * inv_ee
-    gemm_last = (dense_last * gemm_dense + moe_last * gemm_moe + mtp_dense) * inv_tp \
-        + (moe_last * c.moe_routed_per_layer + mtp_expert) * inv_ee
+    moe_first: FloatArray | float = 0.0
+    moe_last: FloatArray | float = 0.0
+    etp: FloatArray | None = None
+    if moe:
+        ep_etp = (layout.ep * layout.etp).astype(f8)
+        inv_ee, etp = 1.0 / ep_etp, layout.etp.astype(f8)
+        other = (vp - 1.0) * lc * (arch.moe_layers / L)      # interleaved: later chunks at the mean
+        moe_first = np.minimum(_moe_before(lc, arch) + other, n_stage)
+        moe_last = np.minimum(arch.moe_layers - _moe_before(np.maximum(L - lc, 0.0), arch) + other, n_stage)
+        moe_layer = c.attention_per_layer + c.moe_shared_per_layer + c.router_per_layer + 2 * h
+        body_first = n_stage * dense_layer + moe_first * (moe_layer - dense_layer)
+        body_last = n_stage * dense_layer + moe_last * (moe_layer - dense_layer)
+        ex_first = (moe_first * c.moe_routed_per_layer + single * mtp_expert) * inv_ee
+        ex_last = (moe_last * c.moe_routed_per_layer + mtp_expert) * inv_ee
+        layer_gpu = np.maximum(dense_layer * inv_tp, moe_layer * inv_tp + c.moe_routed_per_layer * inv_ee)
+    else:
+        body_first = body_last = n_stage * dense_layer
+        layer_gpu = dense_layer * inv_tp
+    ne_first = (body_first + c.embedding + single * (untied_head + mtp_dense + h)) * inv_tp
+    ne_last = (body_last + single * untied_head + (c.embedding + mtp_dense + h)) * inv_tp
 
-    # ---- ZeRO sharding groups: dense over dp * cp, experts over the expert-data-parallel group
-    shard_dense = dp * cp
-    shard_expert = tp * cp * dp * inv_ee
-    z3 = zero >= 3
-    layer_gpu = max(dense_layer, 0.0) * inv_tp if not moe else \
-        np.maximum(dense_layer * inv_tp, moe_layer * inv_tp + c.moe_routed_per_layer * inv_ee)
+    # ---- model states under ZeRO: dense over dp * cp, experts over tp * cp * dp / (ep * etp)
+    fw, fg, fo = held_bytes_per_param(zero, dp * cp, sb)
+    w_first, g_first, o_first = fw * ne_first, fg * ne_first, fo * ne_first
+    w_last, g_last, o_last = fw * ne_last, fg * ne_last, fo * ne_last
+    p_first, p_last = ne_first, ne_last
+    if moe:
+        ew, eg, eo = held_bytes_per_param(zero, np.maximum(tp * cp * dp / ep_etp, 1.0), sb)
+        w_first, g_first, o_first = w_first + ew * ex_first, g_first + eg * ex_first, o_first + eo * ex_first
+        w_last, g_last, o_last = w_last + ew * ex_last, g_last + eg * ex_last, o_last + eo * ex_last
+        p_first, p_last = ne_first + ex_first, ne_last + ex_last
+    # Sharded-state transients. ZeRO >= 2: one layer's gradient before its reduce-scatter.
+    # ZeRO-3: two layers' weights gathered (current + prefetch); with pp > 1 the whole stage's
+    # weights and gradients stay unsharded between micro-batches instead.
+    sharded = (dp * cp > 1.0).astype(f8)       # one data-parallel rank: nothing to gather
+    z3 = _SHARD_W[zero] * sharded
+    zw, zg2, zg3 = z3 * sb.weights, _SHARD_G[zero] * sharded * sb.gradients, z3 * sb.gradients
+    multi = 1.0 - single
+    w_first = w_first + zw * (p_first + single * (2.0 * layer_gpu - p_first))
+    w_last = w_last + zw * (p_last + single * (2.0 * layer_gpu - p_last))
+    g_first = g_first + zg2 * layer_gpu + zg3 * multi * (p_first - layer_gpu)
+    g_last = g_last + zg2 * layer_gpu + zg3 * multi * (p_last - layer_gpu)
+    if sb.lowp_weight_cache:     # FP8/FP4 copies of the GEMM weights (none with ZeRO-3)
+        keep = sb.lowp_weight_cache * (1.0 - z3)
+        not_gemm = (n_stage * (2 * h + (c.router_per_layer if moe else 0.0)) + c.embedding
+                    + single * untied_head) * inv_tp
+        w_first = w_first + keep * (p_first - not_gemm - single * h * inv_tp)
+        w_last = w_last + keep * (p_last - not_gemm - h * inv_tp)
 
-    def states(ne: FloatArray, ex: FloatArray, gemm: FloatArray) -> tuple[FloatArray, ...]:
-        w1, g1, o1 = zero_state_bytes(ne, shard_dense, zero, sb)
-        w2, g2, o2 = zero_state_bytes(ex, shard_expert, zero, sb)
-        stage = ne + ex
-        # ZeRO-3 transients: per layer without PP, the whole stage unsharded with PP.
-        gathered_w = np.where(z3, np.where(single, 2.0 * layer_gpu, stage) * sb.weights, 0.0)
-        gathered_g = np.where(z3, np.where(single, layer_gpu, stage) * sb.gradients, 0.0)
-        cache = np.where(z3, 0.0, gemm * sb.lowp_weight_cache)
-        return w1 + w2 + gathered_w + cache, g1 + g2 + gathered_g, o1 + o2
-
-    w_first, g_first, o_first = states(ne_first, ex_first, gemm_first)
-    w_last, g_last, o_last = states(ne_last, ex_last, gemm_last)
-
-    # ---- activations
+    # ---- activations: layers in flight, one layer's backward working set, the loss peak
     seq = setup.seq_len
     tokens = mbs * (seq / cp)
-    inv_sp = np.where(layout.sp, inv_tp, 1.0)
+    inv_sp = inv_tp + (~layout.sp) * (1.0 - inv_tp)        # 1/t with sequence parallel, else 1
     micro = np.maximum(np.ceil(setup.global_batch_size / (dp * mbs)), 1.0)
-    interleaved = vp > 1.0
-    chunks_first = np.where(interleaved, np.minimum(pp * vp + pp - 1.0, micro * vp), np.minimum(pp, micro))
-    chunks_last = np.where(interleaved, np.minimum((vp - 1.0) * pp + 1.0, micro * vp), 1.0)
-
-    kinds = [(False, dense_first, dense_last)] + ([(True, moe_first, moe_last)] if moe else [])
-    stored_first = np.zeros_like(tokens)
-    stored_last = np.zeros_like(tokens)
-    work = np.zeros_like(tokens)
+    il = (vp > 1.0).astype(f8)
+    chunks_first = np.minimum(pp + il * (pp * vp - 1.0), micro * vp)    # pp*vp + pp - 1 when vp > 1
+    chunks_last = np.minimum(1.0 + il * (vp - 1.0) * pp, micro * vp)
+    kinds: list[tuple[bool, FloatArray | float, FloatArray | float]] = [
+        (False, n_stage - moe_first, n_stage - moe_last)]
+    if moe:
+        kinds.append((True, moe_first, moe_last))
+    stored_first: FloatArray | float = 0.0
+    stored_last: FloatArray | float = 0.0
+    work: FloatArray | float = 0.0
     for is_moe, n_f, n_l in kinds:   # at most two layer kinds, not a loop over layouts
         la = layer_activations(arch, moe_layer=is_moe)
-        table = np.array([_per_token(la.stored[LAYOUT_POLICIES[i]], arch, seq) for i in range(3)])
-        wtab = np.array([_per_token(la.recomputed[LAYOUT_POLICIES[i]] + la.gradients, arch, seq)
-                         for i in range(3)])
-        per_layer = tokens * (table[code, 0] * inv_sp + (table[code, 1] + table[code, 2] * etp) * inv_tp)
-        ws = tokens * (wtab[code, 0] * inv_sp + (wtab[code, 1] + wtab[code, 2] * etp) * inv_tp)
+        policies = [LAYOUT_POLICIES[i] for i in range(3)]
+        store_tab = _code_table([la.stored[p] for p in policies], arch, seq)
+        work_tab = _code_table([la.recomputed[p] + la.gradients for p in policies], arch, seq)
+        e = etp * inv_tp if is_moe and etp is not None else None
+        per_layer = _bytes_per_token(store_tab, code, inv_sp, inv_tp, e)
         stored_first = stored_first + n_f * per_layer
-        extra_mtp = arch.mtp_layers if is_moe == moe else 0
-        stored_last = stored_last + (n_l + extra_mtp) * per_layer
-        work = np.maximum(work, ws)
-    stored_first = stored_first * (chunks_first / vp)
-    stored_last = stored_last * (chunks_last / vp) + tokens * (4.0 * h) * inv_sp  # final norm + head input
-    loss = LOSS_BYTES_PER_LOGIT * tokens * arch.vocab_size * inv_tp
-    act_first = stored_first + np.where(single, np.maximum(work, loss), work)
-    act_last = stored_last + np.maximum(work, loss)
+        stored_last = stored_last + (n_l + (arch.mtp_layers if is_moe == moe else 0)) * per_layer
+        work = np.maximum(work, _bytes_per_token(work_tab, code, inv_sp, inv_tp, e))
+    inv_vp = 1.0 / vp
+    stored_first = tokens * stored_first * (chunks_first * inv_vp)
+    stored_last = tokens * (stored_last * (chunks_last * inv_vp) + (4.0 * h) * inv_sp)  # final norm, head in
+    work = tokens * work
+    vocab_parallel = LOSS_BYTES_PER_LOGIT_VOCAB_PARALLEL - LOSS_BYTES_PER_LOGIT
+    loss = (LOSS_BYTES_PER_LOGIT + (tp > 1.0) * vocab_parallel) * tokens * (arch.vocab_size * inv_tp)
+    loss_over = np.maximum(loss - work, 0.0)     # the loss peak and the working set do not overlap
+    act_first = stored_first + work + single * loss_over
+    act_last = stored_last + work + loss_over
 
     modeled_first = w_first + g_first + o_first + act_first
     modeled_last = w_last + g_last + o_last + act_last
-    rt_first = fitted_memory.RUNTIME_FIXED_BYTES + fitted_memory.RUNTIME_FRACTION * modeled_first
-    rt_last = fitted_memory.RUNTIME_FIXED_BYTES + fitted_memory.RUNTIME_FRACTION * modeled_last
-    total_first, total_last = modeled_first + rt_first, modeled_last + rt_last
-    last = total_last > total_first
+    fix, frac = fitted_memory.RUNTIME_FIXED_BYTES, fitted_memory.RUNTIME_FRACTION
+    modeled = np.maximum(modeled_first, modeled_last)
+    last = (modeled_last > modeled_first).astype(f8)
+
+    def pick(first: FloatArray, second: FloatArray) -> FloatArray:
+        chosen: FloatArray = first + last * (second - first)
+        return chosen
+
     out = {
-        "weights": np.where(last, w_last, w_first),
-        "gradients": np.where(last, g_last, g_first),
-        "optimizer": np.where(last, o_last, o_first),
-        "activations": np.where(last, act_last, act_first),
-        "runtime": np.where(last, rt_last, rt_first),
-        "total": np.maximum(total_first, total_last),
-        "first_stage_total": total_first,
-        "last_stage_total": total_last,
-        "binding_stage_is_last": last.astype(f),
-        "weights_first": w_first, "weights_last": w_last,
-        "params_first": ne_first + ex_first, "params_last": ne_last + ex_last,
-        "activations_stored_first": stored_first, "activations_stored_last": stored_last,
-        "activations_working_set": work, "loss_peak": loss,
-        "microbatches": micro, "chunks_in_flight_first": chunks_first,
+        "weights": pick(w_first, w_last), "gradients": pick(g_first, g_last),
+        "optimizer": pick(o_first, o_last), "activations": pick(act_first, act_last),
+        "runtime": fix + frac * modeled, "total": fix + (1.0 + frac) * modeled,
     }
+    if detail:
+        out |= {
+            "first_stage_total": fix + (1.0 + frac) * modeled_first,
+            "last_stage_total": fix + (1.0 + frac) * modeled_last, "binding_stage_is_last": last,
+            "weights_first": w_first, "weights_last": w_last, "params_first": p_first, "params_last": p_last,
+            "activations_stored_first": stored_first, "activations_stored_last": stored_last,
+            "activations_working_set": work, "loss_peak": loss,
+            "microbatches": micro, "chunks_in_flight_first": chunks_first,
+        }
     shape = layout.shape
-    return {k: np.broadcast_to(np.asarray(v, dtype=f), shape) for k, v in out.items()}
+    return {k: np.broadcast_to(np.asarray(v, dtype=f8), shape) for k, v in out.items()}
+
+
+def training_memory_detail(arch: ModelArch, setup: TrainingSetup, layout: Layout) -> dict[str, FloatArray]:
+    """The MEMORY_TERMS and 'total' of the binding stage, plus per-stage totals and parts:
+    first_stage_total, last_stage_total, binding_stage_is_last (1.0 = last), weights_first,
+    weights_last, params_first, params_last (parameters held per GPU), activations_stored_first,
+    activations_stored_last, activations_working_set, loss_peak, microbatches,
+    chunks_in_flight_first."""
+    return _evaluate(arch, setup, layout, detail=True)
 
 
 def training_memory_bytes(arch: ModelArch, setup: TrainingSetup, layout: Layout) -> dict[str, FloatArray]:
     """Bytes per GPU (the most loaded pipeline stage) for each of MEMORY_TERMS and 'total'."""
-    d = training_memory_detail(arch, setup, layout)
-    return {k: d[k] for k in (*MEMORY_TERMS, "total")}
+    return _evaluate(arch, setup, layout, detail=False)

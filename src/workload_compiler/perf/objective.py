@@ -63,24 +63,18 @@ def min_gpus_to_hold(state_bytes: float, hbm_bytes: float, runtime_bytes: float 
 
 
 def gpu_ladder(node_gpus: int, start_gpus: int, max_gpus: int) -> list[int]:
-    """Candidate GPU counts: node_gpus x k for k = 2^a x 3^b (1, 2, 3, 4, 6, 8, 9, 12, 16, ...).
+    """Candidate GPU counts: node_gpus x k for k = 2^a or 3 x 2^a (1, 2, 3, 4, 6, 8, 12, 16, 24, ...).
 
-    Counts with other prime factors (5, 7, 11 nodes) rarely factor into TP x PP x DP for real
+    Counts with other factors (5, 7, 9 nodes) rarely factor into TP x PP x CP x DP for real
     models and batches (56 GPUs for a 96-layer model with 96 heads and batch 1536 has no layout at
-    all), and they would break the monotonicity the bisection relies on. Steps are <= 33% apart.
-    Rungs below start_gpus (a lower bound) are left out: they cannot meet the deadline.
+    all; 9 nodes need two factors of 3 from heads, layers or batch), and every such hole costs a
+    full search that says nothing. Rungs past two nodes are at most 1.5x apart. Rungs below
+    start_gpus (a lower bound) are left out: they cannot meet the deadline.
     """
     if node_gpus < 1:
         raise InputError("compute.system.gpus_per_node", node_gpus, "a positive count")
-    ks: list[int] = []
-    two = 1
-    while node_gpus * two <= max_gpus:
-        three = two
-        while node_gpus * three <= max_gpus:
-            ks.append(three)
-            three *= 3
-        two *= 2
-    return sorted(node_gpus * k for k in ks if node_gpus * k >= start_gpus)
+    ks = {m << a for m in (1, 3) for a in range(max(max_gpus // node_gpus, 1).bit_length() + 1)}
+    return sorted(node_gpus * k for k in ks if start_gpus <= node_gpus * k <= max_gpus)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,12 +90,13 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
                       *, node_gpus: int, start_gpus: int, max_gpus: int) -> DeadlineSearch:
     """Smallest GPU count on `gpu_ladder` whose best layout trains `tokens` within `deadline_s`.
 
-    `best_tokens_per_s(n)` is the throughput of the best layout on n GPUs (0 when none fits).
-    Galloping then bisection over the ladder (Bentley & Yao 1976): probe rungs i0, i0+1, i0+2,
-    i0+4, ... until one meets the deadline, then bisect between the last miss and that hit. It
-    assumes that on the ladder, more GPUs never train slower, which holds while the step shrinks
-    with the per-replica batch; where it does not, the answer is still a count that meets the
-    deadline, the smallest at the boundary the bisection found. O(log n) planner searches.
+    `best_tokens_per_s(n)` is the throughput of the best layout on n GPUs, 0 when no layout
+    exists there. Galloping then bisection over the ladder (Bentley & Yao 1976): probe rungs
+    i0, i0+1, i0+3, i0+7, ... until one meets the deadline, then bisect between the last miss
+    and that hit. A count with no layout at all (a divisibility hole, or memory) says nothing
+    about its neighbours: it is skipped rather than counted as a miss, and the gallop moves to
+    the next rung without growing its stride. The bisection assumes that among counts that have
+    layouts, more GPUs never train slower; O(log n) planner searches.
     """
     if not deadline_s > 0:
         raise InputError("target.time_to_train", deadline_s, "a positive duration")
@@ -114,26 +109,32 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
             probes[n] = time_to_train_s(tokens, best_tokens_per_s(n))
         return probes[n]
 
-    if not ladder:
-        return DeadlineSearch(gpus=None, time_to_train_s=math.inf, probes=probes)
-    miss, hit, step = -1, None, 1
-    i = 0
+    miss, hit, i, step = -1, None, 0, 1
     while i < len(ladder):
-        if time_at(i) <= deadline_s:
+        t = time_at(i)
+        if t <= deadline_s:
             hit = i
             break
-        miss, i, step = i, i + step, step * 2
+        if math.isfinite(t):
+            miss, i, step = i, i + step, step * 2
+        else:
+            i += 1
+    if hit is None and ladder and ladder[-1] not in probes and time_at(len(ladder) - 1) <= deadline_s:
+        hit = len(ladder) - 1
     if hit is None:
-        last = len(ladder) - 1
-        if miss != last and time_at(last) <= deadline_s:
-            hit = last
-        else:
-            best = min(probes.values())
-            return DeadlineSearch(gpus=None, time_to_train_s=best, probes=probes)
-    while hit - miss > 1:
-        mid = (hit + miss) // 2
-        if time_at(mid) <= deadline_s:
+        best = min(probes.values(), default=math.inf)
+        return DeadlineSearch(gpus=None, time_to_train_s=best, probes=probes)
+    holes: set[int] = set()
+    while True:
+        between = [j for j in range(miss + 1, hit) if j not in holes]
+        if not between:
+            break
+        mid = between[len(between) // 2]
+        t = time_at(mid)
+        if t <= deadline_s:
             hit = mid
-        else:
+        elif math.isfinite(t):
             miss = mid
+        else:
+            holes.add(mid)
     return DeadlineSearch(gpus=ladder[hit], time_to_train_s=probes[ladder[hit]], probes=probes)

@@ -34,7 +34,7 @@ from .efficiency import gemm_time_s, memory_bound_s
 from .fitted import FITTED, TrainingConstants
 from .layout import FloatArray, Hardware, Layout, TrainingSetup
 
-STEP_TERMS = ("compute", "memory_bound", "layer_overhead", "tp_comm", "cp_comm_exposed", "ep_comm",
+STEP_TERMS = ("compute", "memory_bound", "tp_comm", "cp_comm_exposed", "ep_comm",
               "pp_bubble", "pp_p2p", "dp_comm_exposed", "optimizer")
 
 GRAD_REDUCE_BYTES = 4.0   # fp32 gradient reduction (Megatron grad_reduce_in_fp32, torchtitan default)
@@ -117,68 +117,93 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     peak, b = gemm_precision(setup, hw)
     hbm = hw.hbm_bandwidth_bytes_per_s
 
-    def gemm(flops: FloatArray, m: FloatArray, n: FloatArray, kk: FloatArray) -> FloatArray:
-        return gemm_time_s(flops, m, n, kk, bytes_per_element=b, peak_flops=peak, hbm_bytes_per_s=hbm,
-                           e_max=k.gemm_e_max, balance_mult=k.gemm_balance_mult)
+    def gemm(m: FloatArray, n: FloatArray, kk: FloatArray) -> FloatArray:
+        """One GEMM kernel of (m x kk) @ (kk x n) on one GPU."""
+        return gemm_time_s(m, n, kk, bytes_per_element=b, peak_flops=peak, hbm_bytes_per_s=hbm,
+                           e_max=k.gemm_e_max, balance_mult=k.gemm_balance_mult,
+                           kernel_overhead_s=k.gemm_kernel_overhead_s)
 
     s: LayerShapes = layer_shapes(arch)
     h = float(arch.hidden_size)
 
     def mlp(m: FloatArray, ffn: float, split: FloatArray) -> FloatArray:
-        up = gemm(2 * m * h * s.up_factor * ffn / split, m, s.up_factor * ffn / split, h)
-        return np.asarray(up + gemm(2 * m * ffn * h / split, m, h, ffn / split))
+        """Up (gate+up when gated) and down projections: two GEMM kernels."""
+        return np.asarray(gemm(m, s.up_factor * ffn / split, h) + gemm(m, h, ffn / split))
 
     # Forward GEMM time of one layer for one micro-batch on one GPU.
-    attn_gemm = (gemm(2 * tok * h * s.qkv_out / tp, tok, s.qkv_out / tp, h)
-                 + gemm(2 * tok * s.o_in * h / tp, tok, h, s.o_in / tp))
-    dense_mlp = mlp(tok, s.ffn, tp) if s.dense_layers else 0.0 * tok
+    attn_gemm = gemm(tok, s.qkv_out / tp, h) + gemm(tok, h, s.o_in / tp)
+    dense_mlp = mlp(tok, s.ffn, tp)
+    routed_tok = tok / tp * s.top_k                      # token copies per GPU after dispatch (SP)
+    # Routed experts: one grouped GEMM per projection over the local experts' tokens; its
+    # efficiency follows one expert's shape (tokens per expert = routed tokens x ep x etp / E).
+    moe_mlp = 0.0 * tok
     if s.moe_layers:
-        routed_tok = tok / tp * s.top_k                      # tokens x top_k per GPU (sequence parallel)
-        per_expert = routed_tok * ep * etp / s.experts
-        moe_mlp = (s.experts / ep * mlp(per_expert, s.expert_ffn, etp)
-                   + s.shared_experts * mlp(tok, s.shared_ffn, tp)
-                   + gemm(2 * tok * h * s.experts / tp, tok / tp, s.experts + 0 * tok, h))
-    else:
-        routed_tok = 0.0 * tok
-        moe_mlp = 0.0 * tok
-    head = gemm(2 * tok * h * s.vocab / tp, tok, s.vocab / tp, h)
-    core = attention_flops_per_token(arch, setup.seq_len) / arch.layers * tok / tp
-    core_s = core / (hw.peak_flops_bf16 * k.attention_eff)
+        per_expert = routed_tok * etp * ep / s.experts
+        local = s.experts / ep
+        moe_mlp = (local * (gemm(per_expert, s.up_factor * s.expert_ffn / etp, h)
+                            + gemm(per_expert, h, s.expert_ffn / etp))
+                   - (2 * local - 2) * k.gemm_kernel_overhead_s           # two grouped kernels, not 2 x local
+                   + s.shared_experts * mlp(tok, s.shared_ffn, tp) + gemm(tok / tp, s.experts + 0 * tok, h))
+    head = gemm(tok, s.vocab / tp, h)
+    if setup.flash_attention:       # fused core at a fraction of the BF16 peak; backward = 2.5x forward
+        core = attention_flops_per_token(arch, setup.seq_len, causal=True) / arch.layers * tok / tp
+        core_s = core / (hw.peak_flops_bf16 * k.attention_eff)
+        core_passes = 3.5 + recompute_attn
+        scores = 0.0 * tok
+    else:                           # unfused: two batched GEMMs over the full s x s, softmax in HBM
+        core = attention_flops_per_token(arch, setup.seq_len, causal=False) / arch.layers * tok / tp
+        core_s = 2 * gemm(tok / tp * arch.attention_heads, seq, float(arch.head_dim)) * core / (
+            2 * 2.0 * tok / tp * arch.attention_heads * seq * arch.head_dim)
+        core_passes = 3.0 + recompute_attn
+        # scores per layer: heads/tp x tokens x seq elements; fwd softmax+dropout 9 B/element,
+        # bwd 11 B/element, a recompute repeats the forward (Korthikanti et al. 2022 §4.2).
+        scores = arch.attention_heads / tp * tok * seq * (20.0 + 9.0 * recompute_attn)
 
-    # Memory-bound bytes of one layer's forward (counted element traffic x fitted multiplier).
-    h_act = np.where(layout.sp, h / tp, h)
-    elems = 10 * h_act + 2 * s.qkv_out / tp
-    dense_el = elems + (s.up_factor + 1) * s.ffn / tp
-    moe_el = (elems + routed_tok / tok * ((s.up_factor + 1) * s.expert_ffn + 4 * h)
+    # Memory-bound bytes of one layer's forward: counted element traffic x fitted multiplier.
+    h_act = np.where(layout.sp, h / tp, h)                # norms/residuals: split by SP only
+    elems = 10 * h_act + 2 * s.qkv_out / tp              # 2 norms, 2 residual adds; rotary on q, k
+    dense_el = elems + (s.up_factor + 1) * s.ffn / tp    # activation (and gating)
+    moe_el = (elems + s.top_k / tp * ((s.up_factor + 1) * s.expert_ffn + 4 * h)   # + permute/unpermute
               + s.shared_experts * (s.up_factor + 1) * s.shared_ffn / tp)
-    cast = 3.0 * (2 * h_act + s.o_in / tp + s.ffn / tp) if b < 2 else 0.0 * tp  # bf16 -> fp8 casts
-    mem_layer = k.elementwise_mult * tok * (2.0 * np.where(s.moe_layers > 0, moe_el, dense_el) + cast)
+    # FP8: every GEMM input is cast (and transposed for the backward GEMMs), read 2 B, write 2 x 1 B.
+    cast = 4.0 * (2 * h_act + s.o_in / tp + s.ffn / tp) if b < 2 else 0.0 * tp
+    dense_frac = s.dense_layers / arch.layers
+    el_bytes = 2.0 * (dense_frac * dense_el + (1 - dense_frac) * moe_el) + cast
+    mem_layer = k.elementwise_mult * tok * el_bytes
     loss_bytes = tok * s.vocab / tp * 4.0 * 3.0             # fp32 logits: softmax fwd, bwd
 
-    layers = arch.layers / pp                                # layers on the slowest stage
-    dense_frac = s.dense_layers / arch.layers
+    # One stage: L/pp layers, with the output head and loss spread over the stages as balanced
+    # recipes do (uneven first/last stages: Llama 3 paper §3.3.2; NeMo account_for_*_in_pipeline_split).
+    layers = arch.layers / pp
     gemm_passes = 3.0 + full
     compute_mb = (gemm_passes * layers * (attn_gemm + dense_frac * dense_mlp + (1 - dense_frac) * moe_mlp)
-                  + 3.0 * head + (3.5 + recompute_attn) * layers * core_s)
-    memory_mb = memory_bound_s((3.0 + full) * layers * mem_layer + k.elementwise_mult * loss_bytes, hbm)
-    overhead_mb = gemm_passes * layers * k.layer_overhead_s
+                  + 3.0 * head / pp + core_passes * layers * core_s)
+    memory_mb = memory_bound_s((3.0 + full) * layers * mem_layer + layers * scores
+                               + k.elementwise_mult * loss_bytes / pp, hbm)
 
-    tp_mb = k.tp_exposed * layers * (4.0 + 2.0 * full) * coll.group_all_reduce_s(tok * h * 2.0, tp, 1, hw)
+    # Tensor parallel: per layer 2 all-reduces forward, 2 backward, 2 more under full recompute (with
+    # sequence parallelism each is a reduce-scatter + all-gather: the same bytes). Overlapped with
+    # the layer's GEMMs when the framework chunks them (setup.tp_comm_overlap).
+    tp_layer = (4.0 + 2.0 * full) * coll.group_all_reduce_s(tok * h * 2.0, tp, 1, hw)
+    if setup.tp_comm_overlap:
+        gemm_layer = gemm_passes * (attn_gemm + dense_frac * dense_mlp + (1 - dense_frac) * moe_mlp)
+        tp_layer = _exposed(tp_layer, gemm_layer, k)
+    tp_mb = layers * tp_layer
     kv_bytes = tok * s.kv_dim / np.minimum(tp, s.kv_heads_for_split) * 2.0
     bw, lat = coll.link_bw_latency(tp * cp, hw)
     hop = (cp - 1.0) * coll.p2p_s(kv_bytes, bw, lat) * (cp > 1)
-    cp_mb = layers * (np.maximum(hop - core_s, 0) * (1.0 + full) + np.maximum(2 * hop - 2.5 * core_s, 0))
+    cp_mb = layers * (_exposed(hop, core_s, k) * (1.0 + full) + _exposed(2 * hop, 2.5 * core_s, k))
     a2a = coll.group_all_to_all_s(routed_tok * h * 2.0, ep, etp, hw)
     ep_mb = (1 - dense_frac) * layers * (4.0 + 2.0 * full) * a2a
 
-    t_mb = compute_mb + memory_mb + overhead_mb + tp_mb + cp_mb + ep_mb
+    t_mb = compute_mb + memory_mb + tp_mb + cp_mb + ep_mb
     bubble = (pp - 1.0) / vp * t_mb
     bw, lat = coll.link_bw_latency(tp * cp * dp * pp, hw)
     p2p = np.where(pp > 1, 2.0 * vp * micro * coll.p2p_s(tok * h * 2.0 / tp, bw, lat), 0.0)
 
-    dp_exposed, optimizer = _data_parallel(arch, layout, hw, t_mb, micro, full)
+    dp_exposed, optimizer = _data_parallel(arch, layout, hw, t_mb, micro, full, k)
     terms = {"compute": micro * compute_mb, "memory_bound": micro * memory_mb,
-             "layer_overhead": micro * overhead_mb, "tp_comm": micro * tp_mb,
+             "tp_comm": micro * tp_mb,
              "cp_comm_exposed": micro * cp_mb, "ep_comm": micro * ep_mb, "pp_bubble": bubble,
              "pp_p2p": p2p, "dp_comm_exposed": dp_exposed, "optimizer": optimizer}
     shape = layout.shape
@@ -190,8 +215,16 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
                       model_flops_per_gpu_per_s=flops, mfu=flops / peak, mfu_bf16=flops / hw.peak_flops_bf16)
 
 
+def _exposed(comm_s: FloatArray, window_s: FloatArray, k: TrainingConstants) -> FloatArray:
+    """Communication left on the critical path when it runs beside `window_s` of compute: what
+    does not fit in the window, plus the contention share of what does (NCCL kernels take SMs
+    and HBM bandwidth from the compute they overlap)."""
+    hidden = np.minimum(comm_s, window_s)
+    return np.asarray(comm_s - hidden + k.overlap_contention * hidden)
+
+
 def _data_parallel(arch: ModelArch, layout: Layout, hw: Hardware, t_mb: FloatArray, micro: FloatArray,
-                   full: FloatArray) -> tuple[FloatArray, FloatArray]:
+                   full: FloatArray, k: TrainingConstants) -> tuple[FloatArray, FloatArray]:
     """(exposed gradient/parameter communication, optimizer step) per step.
 
     ZeRO 0: all-reduce of the gradients after the last micro-batch, hidden behind its backward.
@@ -223,9 +256,9 @@ def _data_parallel(arch: ModelArch, layout: Layout, hw: Hardware, t_mb: FloatArr
     zero = layout.zero
     exposed = np.where(
         zero >= 3,
-        micro * (np.maximum(params_ag - w_fwd, 0) + np.maximum(params_ag + grads_rs - w_bwd, 0)),
-        np.where(zero >= 1, np.maximum(grads_rs - w_bwd, 0) + np.maximum(params_ag - w_fwd, 0),
-                 np.maximum(2.0 * grads_rs - w_bwd, 0)))   # all-reduce = reduce-scatter + all-gather
+        micro * (_exposed(params_ag, w_fwd, k) + _exposed(params_ag + grads_rs, w_bwd, k)),
+        np.where(zero >= 1, _exposed(grads_rs, w_bwd, k) + _exposed(params_ag, w_fwd, k),
+                 _exposed(2.0 * grads_rs, w_bwd, k)))   # all-reduce = reduce-scatter + all-gather
     shard_dense = np.where(zero >= 1, n_dense, 1.0)
     shard_exp = np.where(zero >= 1, n_exp, 1.0)
     optimizer = memory_bound_s(ADAM_BYTES_PER_PARAM * (dense / shard_dense + expert / shard_exp),

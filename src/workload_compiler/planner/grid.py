@@ -107,7 +107,8 @@ def build_space(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
                 pins: ParallelismIntake | None = None) -> Space:
     """The candidate axes for `gpus` GPUs (see the module docstring)."""
     p = pins or ParallelismIntake()
-    recompute = [RECOMPUTE_CODES[p.recompute]] if p.recompute is not None else sorted(RECOMPUTE_CODES.values())
+    recompute = (sorted(RECOMPUTE_CODES.values()) if p.recompute is None
+                 else [RECOMPUTE_CODES[p.recompute]])
     moe = arch.is_moe
     return Space(
         gpus=gpus,

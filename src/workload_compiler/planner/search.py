@@ -97,7 +97,8 @@ def _why_infeasible(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: 
         structural = {r: c for r, c in counts.items() if c and r not in (MEMORY_REASON, UNDEFINED_REASON)}
         binding = max(structural, key=lambda r: structural[r]) if structural else UNDEFINED_REASON
         listed = "; ".join(f"{r}: {c:,}" for r, c in structural.items())
-        return binding, f"every one of the {space.size:,} layouts on {space.gpus} GPUs breaks a rule ({listed})"
+        return binding, (f"every one of the {space.size:,} layouts on {space.gpus} GPUs breaks a rule "
+                         f"({listed})")
     if counts.get(MEMORY_REASON, 0) and not counts.get(UNDEFINED_REASON, 0):
         v = space.decode(np.asarray([leanest_idx], dtype=np.int64))
         mem = memory_fn(arch, setup, layout_of(v, space))

@@ -28,11 +28,11 @@ def format_value(key: str, value: Any) -> str:
         v = float(value)
         if not math.isfinite(v):
             return "∞" if v > 0 else "—"
-        if key.endswith("_bytes_per_s"):
+        if "bytes_per_s" in key:
             return f"{_si(v, 'B/s')}"
-        if key.endswith("_bits_per_s"):
+        if "bits_per_s" in key:
             return f"{_si(v, 'b/s')}"
-        if key.endswith("_bytes"):
+        if key.endswith("_bytes") or "_bytes_per_" in key:
             return format_bytes(v)
         if key.endswith("_flops") or key == "total_flops":
             return f"{v:.3e} FLOP"
@@ -54,6 +54,9 @@ def format_value(key: str, value: Any) -> str:
     if isinstance(value, list):
         if not value:
             return "—"
+        if all(isinstance(v, dict) for v in value):
+            return "\n".join(" · ".join(str(x) for x in v.values() if not isinstance(x, dict | list))
+                             for v in value)
         return "; ".join(format_value(key, v) for v in value)
     if isinstance(value, dict):
         return ", ".join(f"{k}={format_value(key, v)}" for k, v in value.items())

@@ -22,6 +22,7 @@ from ..perf.objective import gpus_for_deadline, min_gpus_for_flops
 from ..planner.result import PlanResult, RankedLayout
 from ..planner.search import search
 from ..provenance import Trace
+from .infrastructure import build_training_infrastructure, layer_dict
 from .result import ComputeLayer, ObjectiveLayer, ParallelismOut, SearchSummary, SystemSpec
 from .training_defaults import DEFAULT_ACCELERATOR, TrainingRunResolved, resolve_run
 
@@ -188,6 +189,29 @@ def objective_layer(arch: ModelArch, run: TrainingRunResolved, best: RankedLayou
         time_to_train_target_s=target, meets_target=None if target is None else bool(ttt <= target))
 
 
+def add_infrastructure(spec: SystemSpec, w: TrainingWorkload, arch: ModelArch, hw: Hardware, catalog: Catalog,
+                       best: RankedLayout, run: TrainingRunResolved, trace: Trace) -> None:
+    """Layers 3-6 from the chosen layout; the objective gains the goodput-adjusted time."""
+    assert isinstance(spec.objective, ObjectiveLayer) and isinstance(spec.compute, ComputeLayer)
+    counts = param_counts(arch)
+    layout = spec.compute.parallelism.model_dump()
+    infra = build_training_infrastructure(
+        w, catalog, system_id=hw.system_id, accelerator_vendor=catalog.accelerator(hw.accelerator_id).vendor,
+        gpus=spec.compute.gpus, layout=layout, params=counts.total, expert_params=counts.expert_params,
+        tokens=run.tokens, tokens_per_s=best.tokens_per_s, vocab_size=arch.vocab_size,
+        time_to_train_s=spec.objective.time_to_train_s, trace=trace)
+    spec.fabric = layer_dict(infra.fabric)
+    spec.storage = layer_dict(infra.storage)
+    spec.reliability = layer_dict(infra.reliability)
+    spec.software = layer_dict(infra.software)
+    spec.facility = layer_dict(infra.facility)
+    adjusted = infra.reliability.goodput_adjusted_time_to_train_s
+    spec.objective.goodput_adjusted_time_to_train_s = adjusted
+    trace.derived("objective.goodput_adjusted_time_to_train_s", adjusted, "time_to_train_s / reliability.goodput")
+    if adjusted is not None and spec.objective.time_to_train_target_s is not None:
+        spec.objective.meets_target = bool(adjusted <= spec.objective.time_to_train_target_s)
+
+
 def compile_training(w: TrainingWorkload, catalog: Catalog) -> SystemSpec:
     trace = Trace()
     arch = resolve_model(w.model, trace, "model")
@@ -215,5 +239,6 @@ def compile_training(w: TrainingWorkload, catalog: Catalog) -> SystemSpec:
         basis = "fp8 dense peak" if run.precision in ("fp8", "mxfp8") else (
             "fp4 dense peak" if run.precision == "nvfp4" else "bf16 dense peak")
         spec.compute = compute_layer(best, hw, w, gpus, trace, list(plan.warnings), basis)
+        add_infrastructure(spec, w, arch, hw, catalog, best, run, trace)
     spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
     return spec

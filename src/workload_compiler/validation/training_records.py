@@ -22,7 +22,7 @@ from ..catalog.loader import load_catalog
 from ..errors import InputError
 from ..perf.layout import Hardware, Layout, TrainingSetup
 from .flops_definitions import DEFINITIONS
-from .rules import GROUP_RULES, SKIP_IDS, VP_FROM_NOTES, group_of
+from .rules import GROUP_RULES, SKIP_IDS, SKIP_PREFIXES, VP_FROM_NOTES, group_of
 
 HardwareLookup = Callable[[str], Hardware]
 
@@ -95,6 +95,9 @@ def _case(rec: dict[str, Any], hardware: HardwareLookup) -> TrainingCase:
     rule = GROUP_RULES.get(group)
     if rid in SKIP_IDS:
         raise _Skip(SKIP_IDS[rid])
+    for prefix, reason in SKIP_PREFIXES.items():
+        if rid.startswith(prefix):
+            raise _Skip(reason)
     if rule is None:
         raise _Skip("no step time, throughput or layout to compare (reference or formula record)")
     if "lora" in rid:
@@ -137,7 +140,8 @@ def _case(rec: dict[str, Any], hardware: HardwareLookup) -> TrainingCase:
                        mbs=mbs, recompute=_recompute(rec.get("recompute"), rule.recompute_default, notes),
                        sp=sp, zero=zero)
     setup = TrainingSetup(seq_len=int(rec["model"]["seq_len"]), global_batch_size=int(gbs),
-                          precision=_precision(rec.get("precision"), notes))
+                          precision=_precision(rec.get("precision"), notes),
+                          flash_attention=rule.flash_attention, tp_comm_overlap=rule.tp_comm_overlap)
     try:
         hw = hardware(rec["hardware"]["accelerator"] or "")
     except InputError as exc:

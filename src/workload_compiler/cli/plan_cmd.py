@@ -1,0 +1,245 @@
+"""`wkc plan FILE [--json] [--top N]`: the ranked parallel layouts of a training workload.
+
+The GPU count is compute.gpus, or the product of a fully pinned layout, or, given
+target.time_to_train, the fewest GPUs whose best layout meets it. Exit 3 (infeasible) names the
+binding constraint when no layout fits.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..arch.resolve import resolve_model
+from ..catalog.loader import load_catalog
+from ..errors import Infeasible, InputError
+from ..intake.load import load_workload
+from ..intake.training import TrainingWorkload
+from ..perf.layout import TrainingSetup
+from ..perf.objective import time_to_train_s, total_training_flops
+from ..planner import (
+    DeadlinePlan,
+    HoldBound,
+    best_published_mfu,
+    fewest_gpus_to_hold,
+    plan_for_deadline,
+    search,
+)
+from ..provenance import Trace
+from ..spine.training import check_pins, check_precision, resolve_hardware
+from ..spine.training_defaults import resolve_run
+from ..units import format_bytes_decimal, format_count, format_duration
+from .common import err, out, user_errors
+
+PROGRESS_DELAY_S = 0.5   # show a bar only for searches that take longer than this
+_SHORT = {"none": "none", "selective": "sel", "full": "full"}
+
+
+class LazyProgress:
+    """A progress callback that shows a rich bar on stderr once the work outlasts PROGRESS_DELAY_S,
+    and only when stderr is a terminal (never in pipes, CI or --json captures)."""
+
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+        self.bar: Progress | None = None
+        self.task: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if not err.is_terminal or time.perf_counter() - self.t0 < PROGRESS_DELAY_S:
+                return
+            self.bar = Progress(TextColumn("searching layouts"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=err, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("search", total=total)
+        self.bar.update(self.task, completed=done, total=total)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
+    trace = Trace()
+    arch = resolve_model(w.model, trace)
+    run = resolve_run(w, arch, trace)
+    hw = resolve_hardware(w.compute, load_catalog(), trace)
+    check_precision(run.precision, hw)
+    setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size,
+                          precision=run.precision)
+    pins = w.compute.parallelism
+    gpus = w.compute.gpus or check_pins(pins, arch, w.compute.gpus)
+    published = best_published_mfu(hw.accelerator_id, setup.precision)
+    hold = fewest_gpus_to_hold(arch, setup, hw)
+    deadline = w.target.time_to_train
+    dl: DeadlinePlan | None = None
+    progress = LazyProgress()
+    try:
+        if gpus is not None:
+            if w.compute.max_gpus is not None and gpus > w.compute.max_gpus:
+                raise InputError("compute.gpus", gpus, f"at most compute.max_gpus = {w.compute.max_gpus}")
+            result = search(arch, setup, hw, gpus, pins, top_k=top, published_mfu=published,
+                            progress=progress)
+        elif deadline is not None:
+            dl = plan_for_deadline(arch, setup, hw, tokens=run.tokens, deadline_s=deadline, pins=pins,
+                                   max_gpus=w.compute.max_gpus, top_k=top, published_mfu=published,
+                                   progress=progress)
+            if dl.plan is None:
+                raise Infeasible(*_deadline_miss(dl, run.tokens, hw.accelerator_id))
+            result = dl.plan
+        else:
+            raise InputError("compute.gpus", None,
+                             "a GPU count, a fully pinned layout (tp, pp, dp), or target.time_to_train "
+                             "to search for the fewest GPUs that meet it")
+    finally:
+        progress.close()
+    if not result.layouts:
+        if hold.gpus is not None and result.gpus < hold.gpus:
+            raise Infeasible("memory: model state", hold.shortfall(result.gpus))
+        binding, detail = result.infeasible or ("no layout", "")
+        raise Infeasible(binding, detail)
+    best = result.layouts[0]
+    flops = total_training_flops(arch, run.tokens, setup.seq_len)
+    ttt = time_to_train_s(run.tokens, best.tokens_per_s)
+    doc: dict[str, Any] = {
+        "workload": w.name or arch.name,
+        "model": arch.name,
+        "accelerator": hw.accelerator_id,
+        "system": hw.system_id,
+        "gpus": result.gpus,
+        "precision": setup.precision,
+        "seq_len": setup.seq_len,
+        "global_batch_size": setup.global_batch_size,
+        **result.to_dict(),
+        "objective": {"tokens": run.tokens, "total_training_flops": flops, "time_to_train_s": ttt,
+                      "deadline_s": deadline,
+                      "meets_deadline": None if deadline is None else bool(ttt <= deadline)},
+        "fewest_gpus_to_hold": _hold_dict(hold),
+        "assumptions": [a.model_dump(mode="json") for a in trace.assumptions],
+    }
+    if dl is not None:
+        doc["deadline_search"] = {"gpus": dl.gpus, "flops_bound_gpus": dl.flops_bound_gpus,
+                                  "start_gpus": dl.start_gpus, "max_gpus": dl.max_gpus,
+                                  "probes_time_to_train_s": {str(n): t for n, t in sorted(dl.probes.items())}}
+    return doc
+
+
+def _deadline_miss(dl: DeadlinePlan, tokens: float, accelerator: str) -> tuple[str, str]:
+    """(binding, detail) when no GPU count up to the cap meets the deadline."""
+    cap = f"the cap of {dl.max_gpus:,} {accelerator}"
+    if dl.flops_bound_gpus > dl.max_gpus:
+        return ("deadline: compute",
+                f"{dl.total_flops:.3g} FLOPs in {format_duration(dl.deadline_s)} need at least "
+                f"{dl.flops_bound_gpus:,} GPUs even at 100% of the dense peak, more than {cap}")
+    if dl.hold.gpus is not None and dl.hold.gpus > dl.max_gpus:
+        return "memory: model state", dl.hold.shortfall(dl.max_gpus)
+    if not math.isfinite(dl.best_time_s):
+        last = dl.searches[max(dl.searches)] if dl.searches else None
+        why = f": at {last.gpus:,} GPUs, {last.infeasible[1]}" if last and last.infeasible else ""
+        return "memory", f"no layout fits on the GPU counts tried, up to {cap}{why}"
+    fastest = min(dl.probes, key=lambda n: dl.probes[n])
+    return ("deadline",
+            f"{format_count(tokens)} tokens in {format_duration(dl.deadline_s)} are not reached within "
+            f"{cap}: the fastest count tried, {fastest:,} GPUs, needs {format_duration(dl.best_time_s)}")
+
+
+def _hold_dict(h: HoldBound) -> dict[str, Any]:
+    return {"gpus": h.gpus, "whole_nodes_gpus": h.whole_nodes_gpus, "state_bytes": h.state_bytes,
+            "terms_bytes": dict(h.terms), "binding_term": h.binding_term, "explanation": h.explain()}
+
+
+def _layout_table(doc: dict[str, Any], rows: list[dict[str, Any]]) -> Table:
+    """Ranked layouts, narrow enough for 80 columns: the parallel degrees share one column."""
+    moe = any(r["ep"] > 1 or r["etp"] > 1 for r in rows)
+    degrees = "tp.pp.dp.cp" + (".ep.etp" if moe else "") + ".vp"
+    table = Table(title=f"{doc['workload']}: {doc['gpus']:,} x {doc['accelerator']} ({doc['precision']})",
+                  box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0))
+    for col in ("#", degrees, "mbs", "recomp", "zero", "sp", "step", "tokens/s", "MFU", "GB/GPU"):
+        table.add_column(col, justify="left" if col in (degrees, "recomp") else "right", no_wrap=True)
+    for i, r in enumerate(rows, 1):
+        parts = [r["tp"], r["pp"], r["dp"], r["cp"], *([r["ep"], r["etp"]] if moe else []), r["vp"]]
+        table.add_row(str(i), ".".join(str(p) for p in parts), str(r["micro_batch_size"]), _SHORT[r["recompute"]],
+                      str(r["zero_stage"]), "y" if r["sequence_parallel"] else "n",
+                      format_duration(r["step_time_s"]), format_count(r["tokens_per_s"], 1),
+                      f"{r['mfu']:.1%}", f"{r['memory_per_gpu_bytes'] / 1e9:.1f}")
+    return table
+
+
+def say(text: str) -> None:
+    """Plain text on stdout (no rich highlighting of numbers)."""
+    out.print(text, highlight=False)
+
+
+def _print(doc: dict[str, Any]) -> None:
+    rows = doc["layouts"]
+    out.print(_layout_table(doc, rows))
+    best = rows[0]
+    step = ", ".join(f"{k} {format_duration(v)}" for k, v in best["step_breakdown_s"].items() if v > 0)
+    mem = ", ".join(f"{k} {format_bytes_decimal(v)}"
+                    for k, v in best["memory_breakdown_bytes"].items() if v > 0)
+    say(f"best step: {step}")
+    say(f"best memory per GPU: {mem}")
+    obj = doc["objective"]
+    line = f"time to train {format_count(obj['tokens'])} tokens: {format_duration(obj['time_to_train_s'])}"
+    if obj["deadline_s"] is not None:
+        verdict = "meets" if obj["meets_deadline"] else "misses"
+        line += f" ({verdict} the deadline of {format_duration(obj['deadline_s'])})"
+    say(line)
+    if "deadline_search" in doc:
+        ds = doc["deadline_search"]
+        tried = ", ".join(f"{n}: {format_duration(t)}" for n, t in ds["probes_time_to_train_s"].items())
+        say(f"fewest GPUs meeting the deadline: {ds['gpus']:,} (searched from {ds['start_gpus']:,}; "
+            f"tried {tried})")
+    say(f"fewest GPUs that can hold the model: {doc['fewest_gpus_to_hold']['explanation']}")
+    s = doc["search"]
+    say(f"searched {s['evaluated']:,} layouts in {s['seconds']:.2f} s; {s['feasible']:,} fit")
+    if s["rejected"]:
+        rejected = Table(title="rejected layouts (each under the first rule it breaks)", box=box.SIMPLE_HEAD)
+        rejected.add_column("reason")
+        rejected.add_column("layouts", justify="right")
+        for reason, count in s["rejected"].items():
+            rejected.add_row(reason, f"{count:,}")
+        out.print(rejected)
+    pub = doc["published_mfu"]
+    if pub:
+        say(f"best published MFU for {pub['accelerator']} {pub['precision']}: {pub['mfu']:.1%} "
+            f"(record {pub['record']})")
+    else:
+        say(f"no published MFU for {doc['accelerator']} {doc['precision']} to check the optimum against")
+    for w in doc["warnings"]:
+        err.print(f"[bold yellow]warning:[/] {w}", highlight=False)
+
+
+def plan_command(
+    file: Annotated[Path, typer.Argument(help="training intake YAML")],
+    as_json: Annotated[bool, typer.Option("--json", help="print the ranked layouts as JSON")] = False,
+    top: Annotated[int, typer.Option("--top", min=1, help="how many layouts to show")] = 5,
+) -> None:
+    """Search every valid parallel layout and rank them by step time."""
+    with user_errors():
+        workload = load_workload(file)
+        if not isinstance(workload, TrainingWorkload):
+            raise InputError("kind", getattr(workload, "kind", None),
+                             "training (wkc plan plans training layouts)")
+        doc = _plan(workload, top)
+    if as_json:
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print(doc)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("plan")(plan_command)
+
+
+__all__ = ["plan_command", "register"]

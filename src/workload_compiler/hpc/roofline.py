@@ -1,0 +1,110 @@
+"""Roofline time of one step on one GPU, vectorized over the units each GPU holds.
+
+For each kernel k of a step (hpc/classes.py),
+
+    t_k = max(F_k n / (P_peak e_c), B_k n / (BW_peak e_m))        (Williams, Waterman & Patterson,
+                                                                   CACM 52(4), 2009: roofline)
+
+and the step is sum_k t_k plus the kernel launches. One kernel is the brief's formula
+max(FLOPs/(peak x eff), bytes/(bw x eff)); classes whose step runs a compute-bound and a
+memory-bound kernel one after the other (MD: pair kernel, then PME and update) add their times.
+Efficiencies e_c, e_m are the few fitted constants of hpc/fitted.py, shared by every GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..perf.layout import FloatArray
+from . import fitted
+from .classes import Kernel, Profile
+from .device import Device
+
+# ASSUMED: host-side cost of one kernel launch on a GPU-resident step (CUDA/HIP launch + stream
+# order, a few microseconds; CUDA Graphs lower it). Sets the floor of a step at small sizes.
+LAUNCH_OVERHEAD_S = 2.0e-6
+
+ROOFLINE_FORMULA = "roofline: sum over kernels of max(FLOPs/(peak x e_c), bytes/(HBM bw x e_m)) + launches"
+
+
+def peak_flops(device: Device, arithmetic: str, compute: str, field: str = "precision") -> tuple[float, str]:
+    """(dense peak FLOP/s, which catalog figure) for the arithmetic of a kernel.
+
+    GEMM kernels use the matrix units (FP64 tensor where listed, else FP64 vector; FP16/BF16
+    tensor for mixed/half precision); vector kernels use the vector FP64/FP32 peak. A figure the
+    catalog does not hold is an InputError: nothing is extrapolated from another precision.
+    """
+    if arithmetic == "fp64":
+        if compute == "gemm" and device.peak_fp64_matrix is not None:
+            value, name = max((device.peak_fp64_matrix, "peak_flops.fp64_tensor"),
+                              (device.peak_fp64 or 0.0, "peak_flops.fp64"))
+        else:
+            value, name = device.peak_fp64 or 0.0, "peak_flops.fp64"
+    elif arithmetic == "fp16" and compute == "gemm":
+        value, name = device.peak_fp16 or 0.0, "peak_flops.fp16"
+    else:   # fp32, and half-precision data computed on the FP32 vector units
+        value, name = device.peak_fp32 or 0.0, "peak_flops.fp32"
+    if value <= 0.0:
+        raise InputError(field, arithmetic,
+                         f"a precision whose peak {device.accelerator_id} lists; its catalog entry has "
+                         f"no {name} (unknown in its sources, or not supported). Choose another "
+                         "precision or accelerator, or add the figure in a user catalog directory")
+    return value, name
+
+
+def compute_rate(device: Device, kernel: Kernel, arithmetic: str) -> float:
+    """Sustained FLOP/s of a kernel on one GPU.
+
+    GEMM: min(GEMM_FRACTION x peak, GEMM_FP64_FLOPS_PER_J x TDP) for FP64 (the board power limit
+    binds HPL on GPUs with a doubled matrix peak); vector kernels: VECTOR_FRACTION x peak, x
+    AMD_KERNEL_FRACTION on AMD.
+    """
+    peak, _ = peak_flops(device, arithmetic, kernel.compute)
+    if kernel.compute == "gemm":
+        rate = fitted.GEMM_FRACTION * peak
+        if arithmetic == "fp64" and device.tdp_w is not None:
+            rate = min(rate, fitted.GEMM_FP64_FLOPS_PER_J * device.tdp_w)
+        return rate
+    return fitted.VECTOR_FRACTION * peak * vendor_fraction(device)
+
+
+def memory_rate(device: Device, access: str, application: bool = True) -> float:
+    """Sustained HBM bytes/s: STREAM_FRACTION or STENCIL_FRACTION of the datasheet bandwidth,
+    x AMD_KERNEL_FRACTION for application kernels on AMD (not for STREAM itself)."""
+    share = fitted.STENCIL_FRACTION if access == "stencil" else fitted.STREAM_FRACTION
+    return device.memory_bandwidth_bytes_per_s * share * (vendor_fraction(device) if application else 1.0)
+
+
+def vendor_fraction(device: Device) -> float:
+    return fitted.AMD_KERNEL_FRACTION if device.is_amd else 1.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class KernelTime:
+    """Seconds per step on one GPU, split by what bounds each kernel (arrays of one shape)."""
+
+    compute_s: FloatArray
+    memory_s: FloatArray
+    launch_s: FloatArray
+
+    @property
+    def total_s(self) -> FloatArray:
+        return np.asarray(self.compute_s + self.memory_s + self.launch_s)
+
+
+def kernel_time(profile: Profile, device: Device, units_per_gpu: Any) -> KernelTime:
+    """Roofline time of the profile's kernels for `units_per_gpu` (scalar or array)."""
+    n = np.asarray(units_per_gpu, dtype=np.float64)
+    compute = np.zeros_like(n)
+    memory = np.zeros_like(n)
+    for k in profile.kernels:
+        tc = k.flops_per_unit * n / compute_rate(device, k, profile.arithmetic) if k.flops_per_unit else 0.0 * n
+        tm = k.bytes_per_unit * n / memory_rate(device, k.access) if k.bytes_per_unit else 0.0 * n
+        compute = compute + np.where(tc >= tm, tc, 0.0)
+        memory = memory + np.where(tc >= tm, 0.0, tm)
+    launch = np.full_like(n, profile.launches_per_step * LAUNCH_OVERHEAD_S)
+    return KernelTime(compute_s=compute, memory_s=memory, launch_s=launch)

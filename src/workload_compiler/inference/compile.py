@@ -1,0 +1,258 @@
+"""compile_inference: an inference workload -> result sections (objective, compute, inference,
+search), every number's provenance in the trace. Pure: no file or terminal I/O.
+
+Infeasible is an answer: the sections come back with feasible = False and the binding
+constraint named (memory, TTFT or TPOT below the hardware floor, the GPU cap).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from ..arch.counts import param_counts
+from ..arch.resolve import resolve_model
+from ..catalog.loader import Catalog
+from ..errors import Infeasible, InputError
+from ..intake.inference import InferenceWorkload
+from ..provenance import Trace
+from ..units import format_bytes, format_duration
+from .cost import cost_per_million_tokens, gpu_hour_price
+from .device import serving_device
+from .engines import Engine, engine
+from .model import ServedModel, served_model
+from .online import Traffic
+from .performance import Device
+from .resolve import DEFAULT_CANDIDATES, PERCENTILES, ServingSettings, resolve_serving
+from .search import Choice, Requirement, SearchResult, search
+
+STEP_FORMULA = "inference step model (inference/performance.py) at the steady-state batch"
+QUEUE_FORMULA = "M/D/c slot wait + M/D/1 prefill wait + chunked prefill (inference/online.py)"
+MEMORY_FORMULA = "engine KV sizing rule (inference/memory.py)"
+
+
+def _devices(w: InferenceWorkload, catalog: Catalog, s: ServingSettings, trace: Trace) -> dict[str, Device]:
+    c = w.compute
+    if c.accelerator is not None or c.system is not None:
+        acc = catalog.accelerator(c.accelerator) if c.accelerator else catalog.accelerator(
+            catalog.system(str(c.system)).accelerator)
+        trace.given("compute.accelerator", acc.id) if c.accelerator else trace.derived(
+            "compute.accelerator", acc.id, "the accelerator of the given system")
+        choice = serving_device(catalog, acc.id, c.system, s.weights, s.kv_dtype)
+        if choice.note:
+            trace.assumed("compute.gemm_precision", choice.device.gemm_precision, choice.note)
+        return {acc.id: choice.device}
+    devices: dict[str, Device] = {}
+    for acc_id in DEFAULT_CANDIDATES:
+        try:
+            devices[acc_id] = serving_device(catalog, acc_id, None, s.weights, s.kv_dtype).device
+        except InputError:
+            continue
+    trace.assumed("compute.accelerator", sorted(devices), "not given: searched across these candidates")
+    return devices
+
+
+def _requirement(w: InferenceWorkload, s: ServingSettings, m: ServedModel) -> Requirement:
+    p = w.compute.parallelism
+    if p.ep is not None and p.ep > 1 and not m.arch.is_moe:
+        raise InputError("compute.parallelism.ep", p.ep, "1 for a dense model (expert parallelism needs experts)")
+    traffic = Traffic(isl=s.isl, osl=s.osl, reserve_tokens=s.isl_tail + s.osl_tail,
+                      ttft_quantile=PERCENTILES[s.ttft[0]] if s.ttft else 0.99,
+                      tpot_quantile=PERCENTILES[s.tpot[0]] if s.tpot else 0.99)
+    return Requirement(traffic=traffic, scenario=s.scenario, ttft_target_s=s.ttft[1] if s.ttft else None,
+                       tpot_target_s=s.tpot[1] if s.tpot else None, request_rate=s.request_rate,
+                       concurrency=s.concurrency, utilization_ceiling=s.utilization_ceiling,
+                       spare_replicas=s.spare_replicas, max_gpus=w.compute.max_gpus, gpus=w.compute.gpus,
+                       tp=p.tp, pp=p.pp, ep=p.ep, memory_fraction=s.memory_fraction)
+
+
+def compile_inference(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> dict[str, Any]:
+    """Resolve, search, and write the sections; raises InputError on bad input only."""
+    arch = resolve_model(w.model, trace, "model")
+    s = resolve_serving(w, arch, trace)
+    m = served_model(arch, s.weights, s.kv_dtype)
+    eng = engine(s.engine)
+    if s.max_batch_size is not None:
+        eng = dataclasses.replace(eng, max_batch_size=s.max_batch_size)
+    devices = _devices(w, catalog, s, trace)
+    req = _requirement(w, s, m)
+    out: dict[str, Any] = {"kind": "inference", "name": w.name or arch.name, "feasible": True,
+                           "binding_constraint": None, "objective": _objective(m, s)}
+    try:
+        result = search(m, devices, eng, req)
+    except Infeasible as exc:
+        out.update(feasible=False, binding_constraint=f"{exc.binding}: {exc.detail}")
+        return out
+    out["search"] = _search_section(result)
+    if result.best is None:
+        binding, detail = _why_infeasible(result, req, m, devices)
+        out.update(feasible=False, binding_constraint=f"{binding}: {detail}")
+        out["inference"] = {"pareto_front": result.pareto, "hardware_floor_s": result.floors}
+        return out
+    best = result.best
+    out["compute"] = _compute_section(best, devices, catalog, eng, s, trace)
+    out["inference"] = _inference_section(best, result, m, s, req, catalog, w, trace)
+    return out
+
+
+def _objective(m: ServedModel, s: ServingSettings) -> dict[str, Any]:
+    c = param_counts(m.arch)
+    return {"model": m.arch.name, "params": c.total, "active_params": c.active, "scenario": s.scenario,
+            "input_tokens": s.isl, "output_tokens": s.osl, "context_window": s.context_window,
+            "request_rate_per_s": s.request_rate, "concurrency": s.concurrency,
+            "ttft_target_s": s.ttft[1] if s.ttft else None, "tpot_target_s": s.tpot[1] if s.tpot else None,
+            "weights": s.weights, "kv_cache_dtype": s.kv_dtype, "weight_bytes": m.weight_bytes}
+
+
+def _why_infeasible(result: SearchResult, req: Requirement, m: ServedModel,
+                    devices: dict[str, Device]) -> tuple[str, str]:
+    r, floors = result.rejected, result.floors
+    if r["memory"] >= result.evaluated:
+        caps = ", ".join(f"{a} ({format_bytes(d.hw.hbm_bytes)})" for a, d in devices.items())
+        return "memory", (f"the weights ({format_bytes(m.weight_bytes)}) plus the KV cache of one "
+                          f"{req.traffic.reserve_tokens:g}-token request fit in no layout allowed on {caps}")
+    if req.tpot_target_s is not None and floors.get("tpot_s", 0.0) > req.tpot_target_s:
+        return "tpot", (f"target {format_duration(req.tpot_target_s)} is below the hardware floor "
+                        f"{format_duration(floors['tpot_s'])} (batch 1, the fastest layout that fits: one "
+                        "step streams the weights each GPU holds)")
+    if req.ttft_target_s is not None and floors.get("ttft_s", 0.0) > req.ttft_target_s:
+        return "ttft", (f"target {format_duration(req.ttft_target_s)} is below the hardware floor "
+                        f"{format_duration(floors['ttft_s'])} (one {req.traffic.isl:g}-token prompt, no queue)")
+    if r["gpus"]:
+        return "gpus", (f"meeting the targets at the requested load needs more than "
+                        f"{req.max_gpus or req.gpus} GPUs")
+    return "ttft+tpot", "no batch meets both latency targets together"
+
+
+def _search_section(result: SearchResult) -> dict[str, Any]:
+    return {"evaluated": result.evaluated, "seconds": result.seconds, "rejected": result.rejected,
+            "alternatives": [_choice_summary(c) for c in result.alternatives]}
+
+
+def _choice_summary(c: Choice) -> dict[str, Any]:
+    return {"accelerator": c.accelerator, "tp": c.layout_value("tp"), "pp": c.layout_value("pp"),
+            "ep": c.layout_value("ep"), "replicas": c.replicas + c.spares, "gpus": c.gpus,
+            "batch_size": c.at("decode_seqs"), "output_tokens_per_s_per_gpu": c.at("tokens_per_s_per_gpu"),
+            "ttft_s": c.at("ttft_s"), "tpot_s": c.at("tpot_s"), "binding": c.binding}
+
+
+def _compute_section(best: Choice, devices: dict[str, Device], catalog: Catalog, eng: Engine,
+                     s: ServingSettings, trace: Trace) -> dict[str, Any]:
+    acc = catalog.accelerator(best.accelerator)
+    system = catalog.default_system(acc.id)
+    ev, i = best.evaluation, best.index
+    plan = ev.plan
+    row = (i[0], 0)
+
+    def per_row(arr: Any) -> float:
+        return float(np.broadcast_to(np.asarray(arr), ev.slots.shape)[row])
+    breakdown = {"weights": per_row(plan.weights_bytes), "kv_cache": max(per_row(plan.kv_cache_bytes), 0.0),
+                 "activations": per_row(plan.activation_bytes), "runtime_reserve": plan.reserve_bytes}
+    gpus = best.gpus
+    trace.derived("compute.gpus", gpus, "replicas x GPUs per replica (inference/search.py)")
+    trace.derived("compute.parallelism.tp", best.layout_value("tp"), "search optimum")
+    trace.derived("compute.memory_per_gpu_bytes", sum(breakdown.values()), MEMORY_FORMULA)
+    return {"accelerator": acc.id, "accelerator_name": acc.name, "system": system.id, "gpus": gpus,
+            "gpus_per_node": system.gpus_per_node, "nodes": math.ceil(gpus / system.gpus_per_node),
+            "parallelism": {"tp": best.layout_value("tp"), "pp": best.layout_value("pp"),
+                            "ep": best.layout_value("ep"), "dp": best.replicas + best.spares},
+            "memory_per_gpu_bytes": sum(breakdown.values()), "memory_breakdown_bytes": breakdown,
+            "hbm_bytes": acc.memory_bytes, "device_visible_bytes": plan.device_bytes,
+            "engine": eng.id, "memory_fraction": s.memory_fraction or eng.memory_fraction,
+            "gemm_precision": devices[best.accelerator].gemm_precision}
+
+
+def _inference_section(best: Choice, result: SearchResult, m: ServedModel, s: ServingSettings,
+                       req: Requirement, catalog: Catalog, w: InferenceWorkload, trace: Trace) -> dict[str, Any]:
+    ev = best.evaluation
+    shape = ev.ttft_s.shape
+    kv_per_gpu = float(np.broadcast_to(ev.plan.kv_bytes_per_token_gpu, shape)[best.index])
+    capacity = best.at("slots")
+    kv_tokens = float(np.broadcast_to(ev.plan.kv_capacity_tokens, shape)[best.index])
+    seqs_at_window = math.floor(kv_tokens / max(s.context_window, 1.0))
+    tps_gpu = best.at("tokens_per_s_per_gpu")
+    fleet_tps = tps_gpu * best.gpus_per_replica * best.replicas
+    served_rate = s.request_rate if s.request_rate is not None else best.at("requests_per_s") * best.replicas
+    utilization = served_rate / max(best.at("requests_per_s") * best.replicas, 1e-12)
+    out: dict[str, Any] = {
+        "scenario": s.scenario, "engine": s.engine, "weights": s.weights, "kv_cache_dtype": s.kv_dtype,
+        "replicas": best.replicas + best.spares, "active_replicas": best.replicas, "spare_replicas": best.spares,
+        "gpus_per_replica": best.gpus_per_replica, "batch_size": best.at("decode_seqs"),
+        "max_batch_size": capacity, "kv_bytes_per_token": m.kv_bytes_per_token,
+        "kv_bytes_per_token_per_gpu": kv_per_gpu, "kv_capacity_tokens": kv_tokens,
+        "kv_capacity_sequences": seqs_at_window, "output_tokens_per_s_per_gpu": tps_gpu,
+        "output_tokens_per_s": fleet_tps, "tokens_per_s_per_user": best.at("tokens_per_s_per_user"),
+        "ttft_s": best.at("ttft_s"), "ttft_percentile": s.ttft[0] if s.ttft else "p99",
+        "ttft_prefill_s": best.at("ttft_prefill_s"), "tpot_s": best.at("tpot_s"),
+        "tpot_percentile": s.tpot[0] if s.tpot else "p99", "tpot_mean_s": best.at("tpot_mean_s"),
+        "requests_per_s_per_replica": best.at("requests_per_s"), "request_rate_per_s": served_rate,
+        "utilization": utilization, "binding": _binding_text(best, req),
+        "step_breakdown_s": _step_breakdown(best), "pareto_front": result.pareto[:24],
+        "hardware_floor_s": result.floors,
+    }
+    for key, formula in (("ttft_s", QUEUE_FORMULA), ("tpot_s", STEP_FORMULA),
+                         ("output_tokens_per_s_per_gpu", STEP_FORMULA), ("kv_capacity_tokens", MEMORY_FORMULA),
+                         ("batch_size", "largest batch meeting the targets (inference/search.py)")):
+        trace.derived(f"inference.{key}", out[key], formula)
+    if w.cost is not None:
+        out.update(_cost(w, catalog, best, served_rate * s.osl, trace))
+    out["explanation"] = _explain(best, result, req, out)
+    return out
+
+
+def _step_breakdown(best: Choice) -> dict[str, float]:
+    st = best.evaluation.step
+    shape = best.evaluation.ttft_s.shape
+    return {k: float(np.broadcast_to(getattr(st, f"{k}_s"), shape)[best.index])
+            for k in ("gemm", "attention", "communication", "overhead", "total", "memory", "compute")}
+
+
+def _binding_text(best: Choice, req: Requirement) -> dict[str, str]:
+    what = {"memory": "the KV cache holds no more sequences (memory)",
+            "ttft": "a larger batch misses the TTFT target", "tpot": "a larger batch misses the TPOT target"}
+    replicas = ("request rate" if req.request_rate is not None else
+                "concurrency" if req.concurrency is not None else "one replica (no rate given)")
+    return {"batch": what.get(best.binding.split(" ")[0], best.binding), "replicas": replicas}
+
+
+def _cost(w: InferenceWorkload, catalog: Catalog, best: Choice, served_tokens_per_s: float,
+          trace: Trace) -> dict[str, Any]:
+    c = w.cost
+    assert c is not None
+    acc = catalog.accelerator(best.accelerator)
+    price = gpu_hour_price(gpu_hour_usd=c.gpu_hour_usd, capex_usd_per_gpu=c.capex_usd_per_gpu,
+                           amortization_years=c.amortization_years, power_usd_per_kwh=c.power_usd_per_kwh,
+                           pue=c.pue, tdp_w=acc.tdp_w or 0.0)
+    for key in ("gpu_hour_usd", "capex_usd_per_gpu", "amortization_years", "power_usd_per_kwh", "pue"):
+        if getattr(c, key) is not None:
+            trace.given(f"cost.{key}", getattr(c, key))
+    if c.gpu_hour_usd is None and c.power_usd_per_kwh is not None and c.pue is None:
+        trace.assumed("cost.pue", 1.0, "not given: facility overhead not included")
+    per_hour = price.usd_per_gpu_hour * best.gpus
+    capacity_tps = best.at("tokens_per_s_per_gpu") * best.gpus_per_replica * best.replicas
+    out = {"cost_usd_per_gpu_hour": price.usd_per_gpu_hour, "cost_usd_per_hour": per_hour,
+           "cost_per_million_tokens": cost_per_million_tokens(per_hour, served_tokens_per_s),
+           "cost_per_million_tokens_at_capacity": cost_per_million_tokens(per_hour, capacity_tps),
+           "cost_basis": f"output tokens; {price.formula}"}
+    trace.derived("inference.cost_per_million_tokens", out["cost_per_million_tokens"],
+                  "$/hour of all GPUs (spares included) / output tokens per hour served x 1e6")
+    return out
+
+
+def _explain(best: Choice, result: SearchResult, req: Requirement, out: dict[str, Any]) -> list[str]:
+    tp, pp, ep = best.layout_value("tp"), best.layout_value("pp"), best.layout_value("ep")
+    lines = [f"{best.replicas + best.spares} x {best.accelerator} TP{tp}"
+             + (f" PP{pp}" if pp > 1 else "") + (f" EP{ep}" if ep > 1 else "")
+             + f" ({best.gpus} GPUs): the fewest GPUs of {result.evaluated} evaluated points meeting the targets",
+             f"batch {out['batch_size']:.0f} per replica: {out['binding']['batch']}",
+             f"TTFT {out['ttft_percentile']} {format_duration(out['ttft_s'])} (prefill alone "
+             f"{format_duration(out['ttft_prefill_s'])}; the rest is queueing at "
+             f"{out['utilization']:.0%} load), TPOT {out['tpot_percentile']} {format_duration(out['tpot_s'])}"]
+    if best.spares:
+        lines.append(f"+{best.spares} spare replica(s) for availability (N+{best.spares})")
+    r = result.rejected
+    lines.append(f"rejected points: memory {r['memory']}, TTFT {r['ttft']}, TPOT {r['tpot']}, GPU cap {r['gpus']}")
+    return lines

@@ -1,0 +1,58 @@
+"""Serving-engine defaults (KV-cache memory fraction, batch and token caps), from package YAML.
+
+A loader module: it reads `catalog/data/serving_engines.yaml` once and computes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+import yaml
+
+from ..errors import InputError
+
+FractionOf = Literal["total", "free"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Engine:
+    """How one engine sizes its KV cache; see the YAML header for the two formulas."""
+
+    id: str
+    name: str
+    memory_fraction: float
+    memory_fraction_of: FractionOf
+    activation_in_fraction: bool
+    runtime_reserve_bytes: float
+    max_num_tokens: int
+    max_batch_size: int
+    block_size_tokens: int
+    source: str
+
+
+def _engine(raw: dict[str, Any]) -> Engine:
+    fields = {k: raw[k] for k in Engine.__dataclass_fields__}
+    return Engine(**fields)
+
+
+@cache
+def _engines() -> dict[str, Engine]:
+    text = resources.files("workload_compiler.catalog.data").joinpath("serving_engines.yaml").read_text(
+        encoding="utf-8")
+    doc = yaml.safe_load(text)
+    return {str(e["id"]): _engine(e) for e in doc["engines"]}
+
+
+def engine_ids() -> list[str]:
+    return sorted(_engines())
+
+
+def engine(engine_id: str, field: str = "serving.engine") -> Engine:
+    """The engine entry by id; an unknown id is an InputError listing the known ones."""
+    engines = _engines()
+    if engine_id not in engines:
+        raise InputError(field, engine_id, "one of: " + ", ".join(sorted(engines)))
+    return engines[engine_id]

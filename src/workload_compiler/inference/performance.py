@@ -1,0 +1,160 @@
+"""Time of one serving step (every running sequence advances one token), scalar or grid.
+
+A continuous-batching step runs the decode tokens of the running sequences and a chunk of prefill
+tokens together (chunked prefill / in-flight batching). Per pipeline stage and GPU:
+
+  GEMMs      for each weight group (attention, dense MLP, routed experts, output head) a smooth
+             roofline  t = (t_mem^k + t_flop^k)^(1/k)  with
+               t_mem  = weight bytes read / (HBM bandwidth * HBM_EFFICIENCY)
+               t_flop = 2 * tokens * params / (peak * GEMM_EFFICIENCY * d / (d + GEMM_HALF_DIM))
+             d = the smallest weight dimension the GPU holds after sharding (heads*head_dim/tp,
+             ffn/tp, expert ffn/etp, vocab/tp). Experts are read only where a token lands:
+             fraction 1 - (1 - top_k/E)^tokens of them (uniform routing).
+  attention  roofline of the KV bytes the decode tokens read (batch * context * KV/token/GPU)
+             and the attention FLOPs (prefill at bf16 peak: FlashAttention-style, causal).
+  comm       TP: 2 all-reduces per layer of tokens * hidden * 2 bytes (alpha-beta, NCCL ring,
+             perf/collectives.py; latency-bound at decode). Wide EP (ep > tp): all-to-all
+             dispatch + combine per MoE layer instead of the MLP all-reduce. PP: one activation
+             send per stage boundary.
+  step       pp * t_stage + PP sends + STEP_OVERHEAD_S  (pp micro-batches in flight).
+
+Model after the roofline tradition of GenZ (arXiv:2406.01698) and LLM-Viewer, with the
+efficiencies fitted on the TensorRT-LLM tables (inference/fitted.py) instead of left at 1.0,
+which over-states decode throughput 1.5-1.9x (reference/peers-inference.md §4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..perf import collectives
+from ..perf.layout import FloatArray, Hardware
+from . import fitted
+from .layout import ServingLayout
+from .memory import kv_bytes_per_token_per_gpu, linear_weight_bytes
+from .model import ServedModel
+
+ACTIVATION_BYTES = 2.0   # activations travel in 16 bits between GPUs
+
+
+@dataclass(frozen=True, kw_only=True)
+class Device:
+    """The accelerator as the step model sees it: peaks at the precisions the step runs in."""
+
+    hw: Hardware
+    gemm_peak_flops: float        # dense peak of the GEMM precision (fp8 for W8A8 FP8, ...)
+    attention_peak_flops: float   # dense BF16 peak
+    gemm_precision: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepTime:
+    """Seconds of one step, by part; every field has the broadcast shape of the inputs."""
+
+    gemm_s: FloatArray
+    attention_s: FloatArray
+    communication_s: FloatArray
+    overhead_s: FloatArray
+    total_s: FloatArray
+    memory_s: FloatArray      # the bandwidth-bound parts alone (weights + KV streamed)
+    compute_s: FloatArray     # the FLOP-bound parts alone
+
+
+def roofline(t_mem: Any, t_flop: Any) -> FloatArray:
+    """Smooth maximum (t_mem^k + t_flop^k)^(1/k), k = ROOFLINE_EXPONENT."""
+    k = fitted.ROOFLINE_EXPONENT
+    a, b = np.asarray(t_mem, dtype=np.float64), np.asarray(t_flop, dtype=np.float64)
+    return np.asarray((a**k + b**k) ** (1.0 / k))
+
+
+def gemm_efficiency(dim: Any) -> FloatArray:
+    d = np.maximum(np.asarray(dim, dtype=np.float64), 1.0)
+    return np.asarray(fitted.GEMM_EFFICIENCY * d / (d + fitted.GEMM_HALF_DIM))
+
+
+def _gemm_groups(m: ServedModel, lay: ServingLayout, tokens_gpu: FloatArray, tokens_stage: FloatArray,
+                 logit_tokens_gpu: FloatArray) -> list[tuple[FloatArray, FloatArray, FloatArray]]:
+    """(weight bytes read, FLOPs, smallest sharded weight dim) per GPU and stage, per group."""
+    a = m.arch
+    stage = np.ceil(a.layers / lay.pp) / a.layers
+    head_bytes = m.head_params * m.embedding_bytes_per_param / lay.tp / lay.pp   # once per step
+    expert_bytes_total = m.expert_params * m.expert_bytes_per_param * stage / lay.moe_group
+    dense_bytes = linear_weight_bytes(m) * stage / lay.tp
+    q_width = a.attention_heads * (a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim if a.is_mla else a.head_dim)
+    attn_params = m.attention_params * stage / lay.tp
+    mlp_params = (m.dense_mlp_params + m.shared_params) * stage / lay.tp
+    attn_bytes = dense_bytes * m.attention_params / max(m.attention_params + m.dense_mlp_params + m.shared_params, 1.0)
+    shared_ffn = a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size
+    mlp_dim = (a.ffn_hidden_size if a.dense_mlp_layers else shared_ffn) / lay.tp
+    groups = [
+        (np.asarray(attn_bytes), np.asarray(2.0 * tokens_gpu * attn_params), np.asarray(q_width / lay.tp)),
+        (np.asarray(dense_bytes - attn_bytes), np.asarray(2.0 * tokens_gpu * mlp_params), np.asarray(mlp_dim)),
+        (np.asarray(head_bytes), np.asarray(2.0 * logit_tokens_gpu * m.head_params / lay.tp / lay.pp),
+         np.asarray(a.vocab_size / lay.tp)),
+    ]
+    if a.is_moe:
+        touched = 1.0 - (1.0 - a.moe_top_k / a.moe_experts) ** np.maximum(tokens_stage, 0.0)
+        expert_flops = 2.0 * tokens_stage * m.active_expert_params() * stage / lay.moe_group
+        groups.append((np.asarray(expert_bytes_total * touched), np.asarray(expert_flops),
+                       np.asarray(a.moe_ffn_hidden_size / lay.etp)))
+    return groups
+
+
+def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: Any, prefill_tokens: Any,
+              decode_context: Any, prefill_context: Any) -> StepTime:
+    """One step of a replica: `decode_seqs` sequences each emit a token while `prefill_tokens`
+    prompt tokens are processed; `decode_context` is the mean cached length a decode token
+    attends to, `prefill_context` the prompt length (causal: a prompt token sees half on average).
+    """
+    a, hw = m.arch, dev.hw
+    bw = hw.hbm_bandwidth_bytes_per_s * fitted.HBM_EFFICIENCY
+    groups_per_stage = lay.pp * lay.dp_attn
+    dec_gpu = np.asarray(decode_seqs, dtype=np.float64) / groups_per_stage
+    pre_gpu = np.asarray(prefill_tokens, dtype=np.float64) / groups_per_stage
+    tok_gpu = dec_gpu + pre_gpu                       # tokens one attention group runs per micro-batch
+    tok_stage = tok_gpu * lay.dp_attn                 # tokens the experts of one stage see
+    t_mem = np.zeros(np.broadcast_shapes(np.shape(tok_gpu), lay.shape))
+    t_flop = np.zeros_like(t_mem)
+    gemm = np.zeros_like(t_mem)
+    for w_bytes, flops, dim in _gemm_groups(m, lay, tok_gpu, tok_stage, dec_gpu):
+        tm = w_bytes / bw
+        tf = flops / (dev.gemm_peak_flops * gemm_efficiency(dim))
+        gemm = gemm + roofline(tm, tf)
+        t_mem, t_flop = t_mem + tm, t_flop + tf
+    kv_read = dec_gpu * np.asarray(decode_context, dtype=np.float64) * kv_bytes_per_token_per_gpu(m, lay)
+    stage = np.ceil(a.layers / lay.pp) / a.layers
+    heads_share = 1.0 / lay.tp
+    attn_flops = (pre_gpu * m.attention_flops_per_token(np.asarray(prefill_context) / 2.0)
+                  + dec_gpu * m.attention_flops_per_token(decode_context)) * heads_share * stage
+    ta_mem = kv_read / bw
+    ta_flop = attn_flops / (dev.attention_peak_flops * fitted.GEMM_EFFICIENCY)
+    attention = roofline(ta_mem, ta_flop)
+    comm = _communication_s(m, hw, lay, tok_gpu)
+    t_stage = gemm + attention + comm
+    p2p_bw, p2p_lat = collectives.link_bw_latency(lay.tp * lay.dp_attn * 2, hw)
+    sends = (lay.pp - 1) * collectives.p2p_s(tok_gpu * a.hidden_size * ACTIVATION_BYTES, p2p_bw, p2p_lat)
+    overhead = np.full_like(t_stage, fitted.STEP_OVERHEAD_S)
+    pp = lay.pp.astype(np.float64)
+    total = pp * t_stage + sends + overhead
+    return StepTime(gemm_s=np.asarray(pp * gemm), attention_s=np.asarray(pp * attention),
+                    communication_s=np.asarray(pp * comm + sends), overhead_s=overhead,
+                    total_s=np.asarray(total), memory_s=np.asarray(pp * (t_mem + ta_mem)),
+                    compute_s=np.asarray(pp * (t_flop + ta_flop)))
+
+
+def _communication_s(m: ServedModel, hw: Hardware, lay: ServingLayout, tok_gpu: FloatArray) -> FloatArray:
+    """TP all-reduces (2 per layer; 1 per MoE layer when wide EP moves the MLP to all-to-all)
+    and the EP dispatch + combine, per stage."""
+    a = m.arch
+    layers_stage = np.ceil(a.layers / lay.pp)
+    msg = tok_gpu * a.hidden_size * ACTIVATION_BYTES
+    ar = collectives.group_all_reduce_s(msg, lay.tp, 1, hw)
+    wide = lay.ep > lay.tp
+    moe_stage = np.ceil(a.moe_layers / lay.pp) if a.is_moe else 0.0
+    n_ar = np.where(wide, 2.0 * layers_stage - moe_stage, 2.0 * layers_stage)
+    dispatch = tok_gpu / lay.tp * a.moe_top_k * a.hidden_size * ACTIVATION_BYTES if a.is_moe else 0.0
+    a2a = collectives.group_all_to_all_s(dispatch, lay.ep, lay.tp, hw) if a.is_moe else 0.0
+    return np.asarray(n_ar * ar + np.where(wide, 2.0 * moe_stage * a2a, 0.0))

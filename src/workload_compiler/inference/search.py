@@ -1,0 +1,223 @@
+"""The cheapest serving configuration that meets the SLOs: layouts x batches, evaluated at once.
+
+For each accelerator, every layout (tp in 1..scale-up domain, pp, ep for MoE) is evaluated over a
+geometric grid of decode batches from 1 to the KV-limited slots (online) or at the KV-limited
+batch (offline) in one NumPy call (inference/online.py). A point is kept when the model fits, TTFT
+and TPOT at their percentiles meet the targets. Per layout the kept point with the most output
+tokens/s per GPU serves the most requests per replica; replicas = ceil(rate / (per-replica rate x
+utilization ceiling)) (+ spares for N+k), or ceil(concurrency / per-replica concurrency). The
+answer is the fewest GPUs, then the most tokens/s per GPU. The Pareto front is tokens/s per GPU
+vs tokens/s per user over the points that fit and meet TTFT.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import Infeasible
+from .engines import Engine
+from .layout import ServingLayout
+from .model import ServedModel
+from .online import Evaluation, Traffic, evaluate, replica_memory
+from .performance import Device
+from .serving import offline_decode_seqs
+
+BATCH_POINTS = 40
+TP_CHOICES = (1, 2, 4, 8, 16, 32, 64, 72)
+PP_CHOICES = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Requirement:
+    traffic: Traffic
+    scenario: str                       # online | offline
+    ttft_target_s: float | None
+    tpot_target_s: float | None
+    request_rate: float | None
+    concurrency: float | None
+    utilization_ceiling: float          # 1.0 = none
+    spare_replicas: int                 # N+k
+    max_gpus: int | None
+    gpus: int | None                    # pinned total
+    tp: int | None = None
+    pp: int | None = None
+    ep: int | None = None
+    memory_fraction: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Choice:
+    accelerator: str
+    evaluation: Evaluation
+    index: tuple[int, int]
+    replicas: int                       # active, serving the load
+    spares: int
+    binding: str                        # what stopped the batch from growing
+
+    def at(self, name: str) -> float:
+        """A scalar of the evaluation at the chosen point (Evaluation field name)."""
+        shape = self.evaluation.ttft_s.shape
+        return float(np.broadcast_to(np.asarray(getattr(self.evaluation, name)), shape)[self.index])
+
+    @property
+    def gpus_per_replica(self) -> int:
+        return int(np.broadcast_to(self.evaluation.layout.gpus, self.evaluation.ttft_s.shape)[self.index])
+
+    @property
+    def gpus(self) -> int:
+        return (self.replicas + self.spares) * self.gpus_per_replica
+
+    def layout_value(self, name: str) -> int:
+        arr = np.broadcast_to(getattr(self.evaluation.layout, name), self.evaluation.ttft_s.shape)
+        return int(arr[self.index])
+
+
+@dataclass(kw_only=True)
+class SearchResult:
+    best: Choice | None
+    alternatives: list[Choice]
+    pareto: list[dict[str, Any]]
+    evaluated: int
+    rejected: dict[str, int]
+    seconds: float
+    floors: dict[str, float] = field(default_factory=dict)
+
+
+def layouts(m: ServedModel, dev: Device, req: Requirement) -> ServingLayout:
+    """Candidate (tp, pp, ep): pins respected, TP inside the scale-up domain, replica <= GPU cap."""
+    domain = max(dev.hw.scale_up_domain_gpus, 1)
+    cap = min(x for x in (req.max_gpus, req.gpus, 10**9) if x is not None)
+    tps = [req.tp] if req.tp else [t for t in TP_CHOICES if t <= domain]
+    pps = [req.pp] if req.pp else list(PP_CHOICES)
+    rows = []
+    for tp in tps:
+        for pp in pps:
+            eps = [req.ep] if req.ep else ([1, tp] if m.arch.is_moe and tp > 1 else [1])
+            rows += [(tp, pp, ep) for ep in eps if tp * max(1, ep // tp) * pp <= cap]
+    if not rows:
+        raise Infeasible("gpus", f"no layout fits in {cap} GPUs with the pinned parallelism")
+    arr = np.array(rows, dtype=np.int64)
+    return ServingLayout.of(tp=arr[:, 0:1], pp=arr[:, 1:2], ep=arr[:, 2:3])
+
+
+def _grid(m: ServedModel, dev: Device, lay: ServingLayout, eng: Engine, req: Requirement) -> Evaluation:
+    plan, slots = replica_memory(m, dev, lay, eng, req.memory_fraction, req.traffic)
+    top = np.maximum(slots, 1.0)
+    if req.scenario == "offline":
+        b = offline_decode_seqs(m, plan, lay, req.traffic.isl, req.traffic.osl, max_batch=slots,
+                                max_num_tokens=eng.max_num_tokens * lay.dp_attn,
+                                block_tokens=eng.block_size_tokens)
+        b = np.maximum(b, 1.0)
+    else:
+        frac = np.linspace(0.0, 1.0, BATCH_POINTS)[None, :]
+        b = np.maximum(np.round(top**frac), 1.0)
+    return evaluate(m, dev, lay, eng, req.traffic, b, memory_fraction=req.memory_fraction)
+
+
+def _replicas(ev: Evaluation, i: tuple[int, int], gpr: int, req: Requirement) -> int:
+    shape = ev.ttft_s.shape
+    lam = float(np.broadcast_to(ev.requests_per_s, shape)[i]) * req.utilization_ceiling
+    if req.gpus is not None:
+        return max(req.gpus // gpr - req.spare_replicas, 0)
+    if req.request_rate is not None:
+        return max(1, math.ceil(req.request_rate / lam - 1e-9))
+    if req.concurrency is not None:
+        # Little's law: requests in the replica = rate x (prefill time + OSL x TPOT).
+        t = float(np.broadcast_to(ev.tpot_mean_s, shape)[i])
+        per = lam / req.utilization_ceiling * (float(np.broadcast_to(ev.ttft_prefill_s, shape)[i])
+                                               + req.traffic.osl * t)
+        return max(1, math.ceil(req.concurrency / (per * req.utilization_ceiling) - 1e-9))
+    return 1
+
+
+def search(m: ServedModel, devices: dict[str, Device], eng: Engine, req: Requirement) -> SearchResult:
+    start = time.perf_counter()
+    rejected = {"memory": 0, "ttft": 0, "tpot": 0, "gpus": 0}
+    choices: list[Choice] = []
+    front: list[dict[str, Any]] = []
+    floors: dict[str, float] = {}
+    evaluated = 0
+    for acc_id, dev in devices.items():
+        ev = _grid(m, dev, layouts(m, dev, req), eng, req)
+        shape = ev.ttft_s.shape
+        evaluated += int(np.prod(shape))
+        fits = np.broadcast_to(ev.fits, shape)
+        ok_ttft = ev.ttft_s <= (req.ttft_target_s or np.inf)
+        ok_tpot = ev.tpot_s <= (req.tpot_target_s or np.inf)
+        rejected["memory"] += int(np.sum(~fits))
+        rejected["ttft"] += int(np.sum(fits & ~ok_ttft))
+        rejected["tpot"] += int(np.sum(fits & ok_ttft & ~ok_tpot))
+        _floors(ev, fits, floors)
+        good = fits & ok_ttft & ok_tpot
+        front += _pareto_points(acc_id, ev, fits & ok_ttft)
+        for row in range(shape[0]):
+            if not good[row].any():
+                continue
+            col = int(np.argmax(np.where(good[row], ev.tokens_per_s_per_gpu[row], -1.0)))
+            i = (row, col)
+            gpr = int(np.broadcast_to(ev.layout.gpus, shape)[i])
+            n = _replicas(ev, i, gpr, req)
+            ch = Choice(accelerator=acc_id, evaluation=ev, index=i, replicas=n, spares=req.spare_replicas,
+                        binding=_binding(ev, good, fits, ok_ttft, i))
+            if n < 1 or (req.max_gpus is not None and ch.gpus > req.max_gpus):
+                rejected["gpus"] += 1
+                continue
+            choices.append(ch)
+    choices.sort(key=lambda c: (c.gpus if req.gpus is None else 0, -c.at("tokens_per_s_per_gpu") * c.replicas
+                                if req.gpus is not None else -c.at("tokens_per_s_per_gpu"), c.at("ttft_s")))
+    return SearchResult(best=choices[0] if choices else None, alternatives=choices[1:6],
+                        pareto=_front(front), evaluated=evaluated, rejected=rejected,
+                        seconds=time.perf_counter() - start, floors=floors)
+
+
+def _binding(ev: Evaluation, good: Any, fits: Any, ok_ttft: Any, i: tuple[int, int]) -> str:
+    """Why the batch stops at this point: the next larger batch fails memory, TTFT or TPOT."""
+    row, col = i
+    if col + 1 >= good.shape[1] or float(ev.decode_seqs[row, col + 1]) <= float(ev.decode_seqs[i]):
+        return "memory" if good.shape[1] > 1 else "memory (KV-limited offline batch)"
+    if not fits[row, col + 1]:
+        return "memory"
+    return "ttft" if not ok_ttft[row, col + 1] else "tpot"
+
+
+def _floors(ev: Evaluation, fits: Any, floors: dict[str, float]) -> None:
+    """The best TTFT and TPOT any fitting layout reaches at batch 1: the hardware floor."""
+    if not fits.any():
+        return
+    tpot = float(np.min(np.where(fits, ev.tpot_mean_s, np.inf)))
+    ttft = float(np.min(np.where(fits, ev.ttft_prefill_s + ev.tpot_mean_s, np.inf)))
+    floors["tpot_s"] = min(floors.get("tpot_s", np.inf), tpot)
+    floors["ttft_s"] = min(floors.get("ttft_s", np.inf), ttft)
+
+
+def _pareto_points(acc_id: str, ev: Evaluation, ok: Any) -> list[dict[str, Any]]:
+    shape = ev.ttft_s.shape
+    out = []
+    for row, col in zip(*np.nonzero(ok), strict=True):
+        i = (int(row), int(col))
+        out.append({"accelerator": acc_id,
+                    "tp": int(np.broadcast_to(ev.layout.tp, shape)[i]),
+                    "pp": int(np.broadcast_to(ev.layout.pp, shape)[i]),
+                    "ep": int(np.broadcast_to(ev.layout.ep, shape)[i]),
+                    "batch_size": float(ev.decode_seqs[i]),
+                    "tokens_per_s_per_gpu": float(ev.tokens_per_s_per_gpu[i]),
+                    "tokens_per_s_per_user": float(ev.tokens_per_s_per_user[i]),
+                    "ttft_s": float(ev.ttft_s[i]), "tpot_s": float(ev.tpot_s[i])})
+    return out
+
+
+def _front(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Non-dominated points (higher tokens/s per GPU and per user), sorted by tokens/s per user."""
+    pts = sorted(points, key=lambda p: (-p["tokens_per_s_per_user"], -p["tokens_per_s_per_gpu"]))
+    front: list[dict[str, Any]] = []
+    best_gpu = -1.0
+    for p in pts:
+        if p["tokens_per_s_per_gpu"] > best_gpu:
+            front.append(p)
+            best_gpu = p["tokens_per_s_per_gpu"]
+    return front

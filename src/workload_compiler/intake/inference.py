@@ -1,0 +1,163 @@
+"""The inference intake (`kind: inference`): a model to serve, its traffic, its latency targets.
+
+    kind: inference
+    model: {preset: llama3.3-70b}
+    serving:
+      weights: fp8                # bf16 | fp16 | fp8 | int8 | int4 | nvfp4 | mxfp4
+      kv_cache_dtype: fp8         # bf16 | fp16 | fp8 | int8
+      context_window: 8192
+      input_tokens: 2048          # or {mean: 2048, p90: 4096} or a list of samples
+      output_tokens: 512
+      scenario: online            # online | offline
+      request_rate: 20/s          # or concurrency: 64
+      ttft: {p99: 2s}
+      tpot: {p99: 50ms}
+      availability: n+1           # n+1 | n+2 | none, or a utilization ceiling such as 0.8
+      engine: vllm                # vllm | trtllm | sglang
+    compute: {accelerator: h200-sxm, max_gpus: 8, parallelism: {tp: 4}}
+    cost: {gpu_hour_usd: 3.50}    # or {capex_usd_per_gpu, amortization_years, power_usd_per_kwh, pue}
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ..units import Count, PerSecond, Seconds
+from .common import ComputeIntake, ModelIntake, Strict
+
+WeightsName = Literal["bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4"]
+KvDtype = Literal["bf16", "fp16", "fp8", "int8"]
+EngineName = Literal["vllm", "trtllm", "sglang"]
+
+
+class LengthDistribution(Strict):
+    """Token counts as a distribution: the mean sizes throughput, the tail sizes memory."""
+
+    mean: float = Field(gt=0)
+    p90: float | None = Field(default=None, gt=0)
+    p99: float | None = Field(default=None, gt=0)
+    max: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LengthDistribution:
+        tail = [v for v in (self.p90, self.p99, self.max) if v is not None]
+        if any(v < self.mean for v in tail) or tail != sorted(tail):
+            raise ValueError("need mean <= p90 <= p99 <= max")
+        return self
+
+    @property
+    def tail(self) -> float:
+        """The largest value given: what one request may need in KV cache."""
+        return max(v for v in (self.mean, self.p90, self.p99, self.max) if v is not None)
+
+
+def _as_distribution(value: Any) -> Any:
+    """A bare number stays a number; a list of samples becomes {mean, p90, p99, max}."""
+    if isinstance(value, list):
+        if not value or not all(isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in value):
+            raise ValueError("a list of token counts must hold positive numbers")
+        xs = sorted(float(v) for v in value)
+
+        def q(p: float) -> float:
+            return xs[min(len(xs) - 1, int(p * (len(xs) - 1) + 0.5))]
+        return {"mean": statistics.fmean(xs), "p90": max(q(0.9), statistics.fmean(xs)),
+                "p99": max(q(0.99), q(0.9), statistics.fmean(xs)), "max": xs[-1]}
+    return value
+
+
+class LatencyTarget(Strict):
+    """A latency objective at a percentile ('2s', '50ms'); the tightest one given is used."""
+
+    p50: Seconds | None = Field(default=None, gt=0)
+    p90: Seconds | None = Field(default=None, gt=0)
+    p99: Seconds | None = Field(default=None, gt=0)
+    mean: Seconds | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _one(self) -> LatencyTarget:
+        if all(v is None for v in (self.p50, self.p90, self.p99, self.mean)):
+            raise ValueError("give at least one of p50, p90, p99, mean")
+        return self
+
+    def binding(self) -> tuple[str, float]:
+        """The percentile checked: p99 if given, else p90, p50, mean (the tail is the harder)."""
+        for name in ("p99", "p90", "p50", "mean"):
+            v = getattr(self, name)
+            if v is not None:
+                return name, float(v)
+        raise AssertionError("validated: one target is set")
+
+
+class ServingIntake(Strict):
+    weights: WeightsName | None = None
+    kv_cache_dtype: KvDtype | None = None
+    context_window: Count | None = Field(default=None, gt=0, description="max tokens per request (ISL + OSL)")
+    input_tokens: Count | LengthDistribution | None = None
+    output_tokens: Count | LengthDistribution | None = None
+    scenario: Literal["online", "offline"] | None = None
+    request_rate: PerSecond | None = Field(default=None, gt=0, description="requests per second, e.g. 20/s")
+    concurrency: int | None = Field(default=None, gt=0, description="concurrent requests (closed loop)")
+    ttft: LatencyTarget | None = None
+    tpot: LatencyTarget | None = None
+    availability: str | float | None = Field(
+        default=None, description="n+1, n+2, none; or a utilization ceiling in (0, 1]")
+    engine: EngineName | None = None
+    memory_utilization: float | None = Field(default=None, gt=0, le=1,
+                                             description="override the engine's KV memory fraction")
+    max_batch_size: int | None = Field(default=None, gt=0)
+
+    _dist = field_validator("input_tokens", "output_tokens", mode="before")(_as_distribution)
+
+    @field_validator("availability")
+    @classmethod
+    def _availability(cls, v: str | float | None) -> str | float | None:
+        if v is None:
+            return v
+        if isinstance(v, str):
+            s = v.strip().lower().replace(" ", "")
+            if s in ("none", "n", "n+0"):
+                return "none"
+            if s.startswith("n+") and s[2:].isdigit() and int(s[2:]) <= 8:
+                return s
+            try:
+                v = float(s.rstrip("%")) / (100.0 if s.endswith("%") else 1.0)
+            except ValueError:
+                raise ValueError("use n+1, n+2, none, or a utilization ceiling such as 0.8") from None
+        if not 0 < float(v) <= 1:
+            raise ValueError("a utilization ceiling is a fraction in (0, 1]")
+        return float(v)
+
+    @model_validator(mode="after")
+    def _rate_or_concurrency(self) -> ServingIntake:
+        if self.request_rate is not None and self.concurrency is not None:
+            raise ValueError("give request_rate or concurrency, not both")
+        return self
+
+
+class CostIntake(Strict):
+    """A rate card: an hourly price per GPU, or the parts of an owned GPU's cost."""
+
+    gpu_hour_usd: float | None = Field(default=None, gt=0)
+    capex_usd_per_gpu: float | None = Field(default=None, gt=0)
+    amortization_years: float | None = Field(default=None, gt=0)
+    power_usd_per_kwh: float | None = Field(default=None, ge=0)
+    pue: float | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _complete(self) -> CostIntake:
+        if self.gpu_hour_usd is None and (self.capex_usd_per_gpu is None or self.amortization_years is None):
+            raise ValueError("give gpu_hour_usd, or capex_usd_per_gpu with amortization_years "
+                             "(power_usd_per_kwh and pue optional)")
+        return self
+
+
+class InferenceWorkload(Strict):
+    kind: Literal["inference"]
+    name: str | None = None
+    model: ModelIntake
+    serving: ServingIntake = Field(default_factory=ServingIntake)
+    compute: ComputeIntake = Field(default_factory=ComputeIntake)
+    cost: CostIntake | None = None

@@ -1,0 +1,77 @@
+"""Optional intake sections for the layers below compute: fabric, storage, reliability, software,
+facility. Every field is optional; a field given is pinned, a field left out is filled by a named
+rule and listed as an assumption. The facility section is also how a hall is pinned ("this hall
+delivers 2 MW at 40 kW a rack") for the reverse question.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field
+
+from ..units import Bytes, Count, Seconds, Watts, parse_bytes, parse_duration
+from .common import Strict
+
+
+def parse_byte_rate(value: Any, field: str = "value") -> float:
+    """'250GB/s' -> 2.5e11 bytes/s; a bare number is bytes/s."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return parse_bytes(value, field)
+    text = str(value).strip()
+    if "/" in text:
+        size, per = text.split("/", 1)
+        return parse_bytes(size, field) / parse_duration("1" + per.strip(), field)
+    return parse_bytes(text, field)
+
+
+BytesPerSecond = Annotated[float, BeforeValidator(lambda v: v if v is None else parse_byte_rate(v))]
+
+
+class FabricIntake(Strict):
+    switch: str | None = Field(default=None, description="catalog switch id of the compute fabric")
+    oversubscription: float | None = Field(default=None, ge=1)
+    su_nodes: int | None = Field(default=None, ge=1, description="nodes per scalable unit")
+
+
+class StorageIntake(Strict):
+    tier: Literal["good", "better", "best"] | None = None
+    write_bandwidth: BytesPerSecond | None = Field(default=None, gt=0, description="aggregate, e.g. 250GB/s")
+    checkpoint_mode: Literal["sync", "async"] | None = None
+    gpudirect_storage: bool = False
+    retained_checkpoints: int | None = Field(default=None, ge=0)
+    dataset_tokens: Count | None = Field(default=None, gt=0, description="unique tokens on disk")
+    token_bytes: float | None = Field(default=None, gt=0)
+    dataset_samples: Count | None = Field(default=None, gt=0, description="images/videos: sample count")
+    sample_size: Bytes | None = Field(default=None, gt=0)
+
+
+class ReliabilityIntake(Strict):
+    failure_rate: str | None = Field(default=None, description="a named published rate (see catalog reliability.yaml)")
+    failures_per_gpu_day: float | None = Field(default=None, ge=0)
+    failures_per_node_day: float | None = Field(default=None, ge=0)
+    restart_time: Seconds | None = Field(default=None, ge=0)
+    checkpoint_interval: Seconds | None = Field(default=None, gt=0)
+
+
+class SoftwareIntake(Strict):
+    access_model: str | None = None
+
+
+class FacilityIntake(Strict):
+    power: Watts | None = Field(default=None, gt=0, description="power the hall delivers")
+    power_basis: Literal["facility", "it"] = "facility"
+    rack_power: Watts | None = Field(default=None, gt=0, description="per-rack power (and cooling) limit")
+    cooling: str | None = Field(default=None, description="air | rdhx | dlc | immersion")
+    pue: float | None = Field(default=None, ge=1, le=3)
+    floor_area_m2: float | None = Field(default=None, gt=0)
+
+
+class InfrastructureIntake(Strict):
+    """The sections shared by every archetype."""
+
+    fabric: FabricIntake = Field(default_factory=FabricIntake)
+    storage: StorageIntake = Field(default_factory=StorageIntake)
+    reliability: ReliabilityIntake = Field(default_factory=ReliabilityIntake)
+    software: SoftwareIntake = Field(default_factory=SoftwareIntake)
+    facility: FacilityIntake = Field(default_factory=FacilityIntake)

@@ -1,0 +1,75 @@
+"""Given a deadline and no GPU count: the fewest GPUs whose best layout trains the tokens in time.
+
+The search starts at the larger of two physics bounds, neither of which any layout can beat:
+the GPUs that hold one replica's model state (capacity.py) and the GPUs that would finish the
+training FLOPs at 100% of the dense peak, ceil(F / (T x peak)). From there it walks the ladder
+of counts in perf.objective.gpus_for_deadline (whole nodes, 2^a x 3^b of them), running the full
+planner search at each probe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..arch.model import ModelArch
+from ..intake.common import ParallelismIntake
+from ..perf.layout import Hardware, TrainingSetup
+from ..perf.memory import training_memory_bytes
+from ..perf.objective import gpus_for_deadline, min_gpus_for_flops, total_training_flops
+from ..perf.step_time import gemm_precision, training_step
+from .capacity import HoldBound, fewest_gpus_to_hold
+from .result import PlanResult, PublishedMfu
+from .search import MemoryFn, Progress, StepFn, search
+
+# Far beyond any cluster built so far (the largest announced are ~10^5 GPUs); the cap keeps a
+# deadline that nothing can meet from searching forever. compute.max_gpus lowers it.
+DEFAULT_MAX_GPUS = 1 << 20
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeadlinePlan:
+    """The smallest count meeting the deadline (None if none up to max_gpus) and how it was found."""
+
+    gpus: int | None
+    plan: PlanResult | None               # the full search at `gpus` (None when not met)
+    best_time_s: float                    # time to train at `gpus`, or the best seen when not met
+    probes: dict[int, float]              # GPU count -> time to train of its best layout (inf: none fits)
+    flops_bound_gpus: int
+    hold: HoldBound
+    total_flops: float
+    deadline_s: float
+    max_gpus: int
+    searches: dict[int, PlanResult] = field(default_factory=dict)
+
+    @property
+    def start_gpus(self) -> int:
+        return max(self.flops_bound_gpus, self.hold.gpus or 1)
+
+
+def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, tokens: float,
+                      deadline_s: float, pins: ParallelismIntake | None = None,
+                      max_gpus: int | None = None, top_k: int = 5,
+                      memory_fn: MemoryFn = training_memory_bytes, step_fn: StepFn = training_step,
+                      published_mfu: PublishedMfu | None = None,
+                      progress: Progress | None = None) -> DeadlinePlan:
+    """Search GPU counts for the smallest that trains `tokens` within `deadline_s` (see module doc)."""
+    flops = total_training_flops(arch, tokens, setup.seq_len)
+    peak, _ = gemm_precision(setup, hw)
+    flops_bound = min_gpus_for_flops(flops, deadline_s, peak)
+    hold = fewest_gpus_to_hold(arch, setup, hw, memory_fn)
+    cap = max_gpus or DEFAULT_MAX_GPUS
+    searches: dict[int, PlanResult] = {}
+
+    def best_tokens_per_s(n: int) -> float:
+        r = search(arch, setup, hw, n, pins, top_k=top_k, memory_fn=memory_fn, step_fn=step_fn,
+                   published_mfu=published_mfu, progress=progress)
+        searches[n] = r
+        return r.best.tokens_per_s if r.best else 0.0
+
+    start = max(flops_bound, hold.gpus or 1)
+    found = gpus_for_deadline(tokens, deadline_s, best_tokens_per_s, node_gpus=hw.gpus_per_node,
+                              start_gpus=start, max_gpus=cap)
+    return DeadlinePlan(gpus=found.gpus, plan=searches.get(found.gpus) if found.gpus else None,
+                        best_time_s=found.time_to_train_s, probes=found.probes,
+                        flops_bound_gpus=flops_bound, hold=hold, total_flops=flops,
+                        deadline_s=deadline_s, max_gpus=cap, searches=searches)

@@ -1,0 +1,144 @@
+"""Layers 3-6 for a compiled layout: fabric, storage and reliability, software, facility.
+
+Each layer's arithmetic lives in its own package (fabric/, storage/, reliability.py, software/,
+facility/); this module only gathers their inputs from the upstream layers and the intake, and
+records what each result assumed and derived in the trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..catalog.loader import Catalog
+from ..catalog.schema import Switch, System
+from ..errors import InputError
+from ..facility import FacilityLayer, SystemUnit, bill_from_counts, facility_data, size_facility
+from ..fabric import FabricLayer, plan_fabric_for_system
+from ..intake.infrastructure import InfrastructureIntake
+from ..provenance import Assumption, Trace
+from ..reliability import ReliabilityLayer
+from ..software import SoftwareLayer, plan_software
+from ..storage.plan import StorageLayer, plan_storage_and_reliability
+
+# DGX SuperPOD RAs (H100 RA-11333-001 V11; B200): 32 nodes per scalable unit of 8-GPU nodes.
+# GB200 RA: 8 NVL72 racks (144 compute trays) per SU. reference/infrastructure.md §1.1.
+SU_NODES_8GPU = 32
+SU_TRAYS_NVL72 = 144
+# DGX H100/B200 cable their 8 compute ports through 4 twin-port OSFP cages (RA Table 1).
+DGX_PORTS_PER_TRANSCEIVER = 2
+
+
+def default_switch(system: System, catalog: Catalog, pinned: str | None, trace: Trace) -> Switch:
+    if pinned is not None:
+        return trace.given("fabric.switch", catalog.switch(pinned))  # type: ignore[no-any-return]
+    switch_id = "quantum-x800-q3400" if system.scale_out_nic_bits_per_s > 400e9 else "quantum2-qm9700"
+    trace.assumed("fabric.switch", switch_id,
+                  "InfiniBand of the node's NIC speed: NDR QM9700 for 400G, XDR Q3400 for 800G (SuperPOD RAs)")
+    return catalog.switch(switch_id)
+
+
+def _record(trace: Trace, assumptions: list[Assumption], formulas: dict[str, str]) -> None:
+    for a in assumptions:
+        trace.assumed(a.field, a.value, a.why)
+    for path, formula in formulas.items():
+        trace.derived(path, None, formula)
+
+
+def build_fabric(system: System, catalog: Catalog, intake: InfrastructureIntake, *, gpus: int,
+                 layout: dict[str, int], trace: Trace) -> tuple[FabricLayer, Switch]:
+    switch = default_switch(system, catalog, intake.fabric.switch, trace)
+    rack_scale = system.nodes_per_scale_up_domain > 1
+    if intake.fabric.su_nodes is not None:
+        su = trace.given("fabric.su_nodes", intake.fabric.su_nodes)
+    else:
+        su = SU_TRAYS_NVL72 if rack_scale else SU_NODES_8GPU
+        trace.assumed("fabric.su_nodes", su, "DGX SuperPOD scalable unit: 32 nodes, or 8 NVL72 racks (144 trays)")
+    ports_per_tx = DGX_PORTS_PER_TRANSCEIVER if system.gpus_per_node == 8 else 1
+    fabric = plan_fabric_for_system(
+        system, switch, gpus=gpus, tp=layout["tp"], pp=layout["pp"], dp=layout["dp"], cp=layout["cp"],
+        ep=layout["ep"], etp=layout["etp"], su_nodes=su, node_ports_per_transceiver=ports_per_tx,
+        oversubscription=intake.fabric.oversubscription or 1.0)
+    _record(trace, fabric.assumptions, fabric.formulas)
+    return fabric, switch
+
+
+def build_facility(system: System, fabric: FabricLayer, switch: Switch, intake: InfrastructureIntake, *,
+                   gpus: int, trace: Trace) -> FacilityLayer:
+    data = facility_data()
+    unit = SystemUnit.from_system(system, data)
+    units = -(-gpus // unit.gpus)
+    so = fabric.scale_out
+    nets = fabric.networks
+    equipment: Any = None
+    try:
+        equipment = bill_from_counts(gpus=gpus, data=data, switches=[
+            ("compute fabric", switch.id, so.switches, so.transceivers.switch),
+            ("storage fabric", nets.storage.switch, nets.storage.switches, 0),
+            ("in-band", nets.in_band.switch, nets.in_band.switches, 0),
+            ("out-of-band", nets.out_of_band.switch, nets.out_of_band.switches, 0)])
+    except InputError:
+        # A switch without a published power figure: fall back to the reference bill (assumed).
+        equipment = None
+    f = intake.facility
+    layer = size_facility(unit, units, equipment=equipment, cooling=f.cooling, pue=f.pue,
+                          rack_power_limit_w=f.rack_power, data=data)
+    for a in layer.assumptions:
+        trace.assumed(a.field, a.value, a.why)
+    for path, prov in layer.provenance.items():
+        trace.provenance.setdefault(path, prov)
+    return layer
+
+
+@dataclass(frozen=True, kw_only=True)
+class Infrastructure:
+    fabric: FabricLayer
+    storage: StorageLayer
+    reliability: ReliabilityLayer
+    software: SoftwareLayer
+    facility: FacilityLayer
+
+
+def build_training_infrastructure(
+    intake: InfrastructureIntake, catalog: Catalog, *, system_id: str, accelerator_vendor: str, gpus: int,
+    layout: dict[str, int], params: float, expert_params: float, tokens: float, tokens_per_s: float,
+    vocab_size: int, time_to_train_s: float, trace: Trace,
+) -> Infrastructure:
+    system = catalog.system(system_id)
+    fabric, switch = build_fabric(system, catalog, intake, gpus=gpus, layout=layout, trace=trace)
+    s, r = intake.storage, intake.reliability
+    storage, reliability = plan_storage_and_reliability(
+        gpus=gpus, gpus_per_node=system.gpus_per_node, params=params, expert_params=expert_params,
+        tp=layout["tp"], pp=layout["pp"], dp=layout["dp"], cp=layout["cp"], ep=layout["ep"], etp=layout["etp"],
+        zero=layout["zero_stage"],
+        dataset_tokens=None if s.dataset_samples else (s.dataset_tokens or tokens),
+        tokens_per_s=None if s.dataset_samples else tokens_per_s,
+        vocab_size=vocab_size, token_bytes=s.token_bytes,
+        dataset_samples=s.dataset_samples, sample_bytes=s.sample_size,
+        samples_per_s=(tokens_per_s if s.dataset_samples else None),
+        tier=s.tier, write_bytes_per_s=s.write_bandwidth, checkpoint_mode=s.checkpoint_mode,
+        gds=s.gpudirect_storage, retained_checkpoints=s.retained_checkpoints,
+        node_network_bytes_per_s=fabric.networks.storage.per_node_bytes_per_s,
+        restart_s=r.restart_time, failure_rate=r.failure_rate, per_gpu_day=r.failures_per_gpu_day,
+        per_node_day=r.failures_per_node_day, checkpoint_interval_s=r.checkpoint_interval,
+        time_to_train_s=time_to_train_s)
+    for layer in (storage, reliability):
+        _record(trace, layer.assumptions, layer.formulas)
+    for key, value in (("tier", s.tier), ("checkpoint_mode", s.checkpoint_mode)):
+        if value is not None:
+            trace.given(f"storage.{key}", value)
+    software = plan_software(accelerator_vendor=accelerator_vendor, workload_kind="training",
+                             access_model=intake.software.access_model,
+                             transport="infiniband" if "infiniband" in fabric.scale_out.technology.lower() else "ethernet",
+                             multi_node=gpus > system.gpus_per_node, gpudirect_storage=s.gpudirect_storage)
+    for a in software.assumptions:
+        trace.assumed(a.field, a.value, a.why)
+    facility = build_facility(system, fabric, switch, intake, gpus=gpus, trace=trace)
+    return Infrastructure(fabric=fabric, storage=storage, reliability=reliability, software=software,
+                          facility=facility)
+
+
+def layer_dict(layer: Any) -> dict[str, Any]:
+    """A layer as the document holds it: plain values; its assumptions and formulas live in the trace."""
+    data: dict[str, Any] = layer.model_dump(mode="json", exclude={"assumptions", "provenance", "formulas"})
+    return data

@@ -1,0 +1,282 @@
+"""Training memory per GPU (perf/memory.py): model states against Megatron-LM and the ZeRO paper,
+what a pipeline stage holds, the pipeline's in-flight micro-batches, vectorization, bad input."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from workload_compiler.arch.counts import param_counts
+from workload_compiler.arch.model import ModelArch
+from workload_compiler.errors import InputError
+from workload_compiler.perf.layout import Layout, TrainingSetup
+from workload_compiler.perf.memory import (
+    MEMORY_TERMS,
+    StateBytes,
+    held_bytes_per_param,
+    state_bytes,
+    training_memory_bytes,
+    training_memory_detail,
+)
+
+CALIBRATION = Path("/work/shared/calibration/training_public.yaml")
+GB = 1e9
+
+GPT3 = ModelArch(name="gpt3-175b", layers=96, hidden_size=12288, attention_heads=96, kv_heads=96,
+                 head_dim=128, ffn_hidden_size=4 * 12288, vocab_size=51200, mlp="gelu")
+LLAMA70 = ModelArch(name="llama3-70b", layers=80, hidden_size=8192, attention_heads=64, kv_heads=8,
+                    head_dim=128, ffn_hidden_size=28672, vocab_size=128256, mlp="swiglu")
+MOE = ModelArch(name="dsv3-like", layers=12, hidden_size=2048, attention_heads=16, kv_heads=16,
+                head_dim=128, ffn_hidden_size=8192, vocab_size=32000, mlp="swiglu", moe_experts=64,
+                moe_top_k=6, moe_ffn_hidden_size=1024, moe_shared_experts=1, moe_dense_layers=2,
+                mla_q_lora_rank=768, mla_kv_lora_rank=256, mla_qk_nope_head_dim=64,
+                mla_qk_rope_head_dim=32, mla_v_head_dim=64, mtp_layers=1, tied_embeddings=True)
+SETUP = TrainingSetup(seq_len=4096, global_batch_size=1024, precision="bf16")
+DEFAULT: dict[str, Any] = dict(tp=1, pp=1, dp=8, cp=1, ep=1, etp=1, vp=1, mbs=1, recompute=2, sp=False, zero=0)
+
+
+def lay(**kw: Any) -> Layout:
+    return Layout.of(**{**DEFAULT, **kw})
+
+
+def one(d: dict[str, Any], key: str) -> float:
+    return float(np.asarray(d[key]))
+
+
+# ---------------------------------------------------------------- model states
+
+def _megatron_record() -> dict[str, dict[str, str]]:
+    """Calibration record megatron_dist_optimizer_bytes_per_param (Megatron-Core docs,
+    dist_optimizer.md, 'theoretical number of bytes per parameter'); the published table if absent."""
+    if CALIBRATION.exists():
+        recs = yaml.safe_load(CALIBRATION.read_text())["records"]
+        rec = next(r for r in recs if r["id"] == "megatron_dist_optimizer_bytes_per_param")
+        return {k: {kk: str(vv) for kk, vv in v.items()} for k, v in rec["measured"]["other"].items()}
+    return {"bf16_params_fp32_grads": {"non_distributed": "18", "distributed": "6 + 12/d"},
+            "fp16_params_fp16_grads": {"non_distributed": "20", "distributed": "4 + 16/d"}}
+
+
+def _bytes(expr: str, d: int) -> float:
+    m = re.fullmatch(r"\s*(\d+)\s*(?:\+\s*(\d+)\s*/\s*d)?\s*", expr)
+    assert m, expr
+    return float(m[1]) + (float(m[2]) / d if m[2] else 0.0)
+
+
+@pytest.mark.parametrize(("row", "precision"), [("bf16_params_fp32_grads", "bf16"),
+                                                ("fp16_params_fp16_grads", "fp16")])
+@pytest.mark.parametrize("d", [1, 8, 64])
+def test_megatron_bytes_per_param(row: str, precision: str, d: int) -> None:
+    """18 B/param plain, 6 + 12/d with the distributed optimizer (ZeRO-1), bf16; 20 and 4 + 16/d fp16;
+    through the helper and through the whole model (weights + grads + optimizer / params held)."""
+    table = _megatron_record()[row]
+    for zero, key in ((0, "non_distributed"), (1, "distributed")):
+        expected = _bytes(table[key], d)
+        assert sum(float(x) for x in held_bytes_per_param(np.asarray(zero), d, state_bytes(precision))) \
+            == pytest.approx(expected)
+        setup = TrainingSetup(seq_len=2048, global_batch_size=512, precision=precision)
+        r = training_memory_detail(GPT3, setup, lay(tp=8, pp=8, dp=d, zero=zero))
+        states = one(r, "weights") + one(r, "gradients") + one(r, "optimizer")
+        held = one(r, "params_last") if one(r, "binding_stage_is_last") else one(r, "params_first")
+        assert states / held == pytest.approx(expected)
+
+
+def test_zero_paper_figure_1() -> None:
+    """Rajbhandari et al. 2020 (arXiv:1910.02054) Figure 1: 7.5B parameters, N_d = 64, K = 12,
+    fp16 weights and gradients: baseline 120 GB, P_os 31.4 GB, P_os+g 16.6 GB, P_os+g+p 1.9 GB."""
+    psi, nd = 7.5e9, 64
+    fig1 = StateBytes(weights=2, gradients=2, optimizer=12)
+    got = [psi * sum(float(x) for x in held_bytes_per_param(np.asarray(z), nd, fig1)) / GB for z in range(4)]
+    assert [round(g, 1) for g in got] == [120.0, 31.4, 16.6, 1.9]
+
+
+def test_first_stage_params_match_megatron_most_loaded_shard() -> None:
+    """Megatron-LM theoretical_memory_usage.py: (transformer block / pp + embedding) / tp on the
+    most loaded shard, + the untied head when pp == 1."""
+    c = param_counts(GPT3)
+    block = c.total - c.embedding - c.output_head
+    for tp, pp in ((8, 8), (8, 1), (4, 12)):
+        expected = (block / pp + c.embedding + (c.output_head if pp == 1 else 0.0)) / tp
+        got = one(training_memory_detail(GPT3, SETUP, lay(tp=tp, pp=pp)), "params_first")
+        assert got == pytest.approx(expected, rel=1e-5)   # Megatron spreads the final norm over pp
+
+
+@pytest.mark.parametrize(("tp", "ep", "etp"), [(1, 8, 1), (2, 4, 2), (4, 16, 1)])
+def test_moe_experts_sharded_by_ep_times_etp(tp: int, ep: int, etp: int) -> None:
+    """Routed experts / (ep * etp), everything else / tp (Megatron-LM PR #4687: dividing experts
+    by tp under-reports MoE memory whenever etp * ep != tp)."""
+    c = param_counts(MOE)
+    got = one(training_memory_detail(MOE, SETUP, lay(tp=tp, dp=16, ep=ep, etp=etp)), "params_first")
+    assert got == pytest.approx(c.non_expert_params / tp + c.expert_params / (ep * etp), rel=1e-12)
+
+
+def test_fp8_adds_two_bytes_per_gemm_weight() -> None:
+    bf16 = training_memory_detail(LLAMA70, SETUP, lay(tp=8, pp=4))
+    fp8 = training_memory_detail(LLAMA70, TrainingSetup(seq_len=4096, global_batch_size=1024,
+                                                        precision="fp8"), lay(tp=8, pp=4))
+    extra = one(fp8, "weights_first") - one(bf16, "weights_first")
+    c = param_counts(LLAMA70)
+    gemm = 20 * (c.attention_per_layer + c.dense_mlp_per_layer) / 8
+    assert extra == pytest.approx(2 * gemm)
+
+
+# ---------------------------------------------------------------- pipeline and activations
+
+def test_1f1b_first_stage_holds_l_layers_of_activations() -> None:
+    """Korthikanti §4.2.3: the first stage keeps pp micro-batches of L/pp layers = L layers."""
+    a = training_memory_detail(LLAMA70, SETUP, lay(pp=1))
+    b = training_memory_detail(LLAMA70, SETUP, lay(pp=8))
+    assert one(b, "chunks_in_flight_first") == 8
+    assert one(b, "activations_stored_first") == pytest.approx(one(a, "activations_stored_first"))
+
+
+def test_interleaved_memory_penalty() -> None:
+    """Korthikanti §4.2.3 / Megatron theoretical_memory_usage.py: x (1 + (pp - 1) / (pp * vp))."""
+    pp, vp = 4, 5
+    base = one(training_memory_detail(LLAMA70, SETUP, lay(pp=pp)), "activations_stored_first")
+    inter = one(training_memory_detail(LLAMA70, SETUP, lay(pp=pp, vp=vp)), "activations_stored_first")
+    assert inter / base == pytest.approx(1 + (pp - 1) / (pp * vp))
+
+
+def test_in_flight_capped_by_microbatches() -> None:
+    """global batch / (dp * mbs) = 2 micro-batches: only 2 can be in flight on an 8-stage pipeline."""
+    setup = TrainingSetup(seq_len=4096, global_batch_size=32, precision="bf16")
+    r = training_memory_detail(LLAMA70, setup, lay(pp=8, dp=8, mbs=2))
+    assert one(r, "microbatches") == 2
+    assert one(r, "chunks_in_flight_first") == 2
+
+
+def test_full_recompute_keeps_layer_inputs() -> None:
+    """2sbh per layer (Korthikanti Table 2), / t with sequence parallelism."""
+    s, b, h, L = SETUP.seq_len, 2, LLAMA70.hidden_size, LLAMA70.layers
+    for tp, sp in ((1, False), (8, False), (8, True)):
+        r = training_memory_detail(LLAMA70, SETUP, lay(tp=tp, sp=sp, mbs=b, recompute=2))
+        assert one(r, "activations_stored_first") == pytest.approx(L * 2 * s * b * h / (tp if sp else 1))
+
+
+def test_context_parallel_divides_the_sequence() -> None:
+    long = TrainingSetup(seq_len=2 * SETUP.seq_len, global_batch_size=1024, precision="bf16")
+    for rc in (0, 1, 2):
+        a = training_memory_detail(LLAMA70, SETUP, lay(recompute=rc))
+        b = training_memory_detail(LLAMA70, long, lay(cp=2, dp=4, recompute=rc))
+        for key in ("activations_stored_first", "activations_working_set", "loss_peak"):
+            assert one(b, key) == pytest.approx(one(a, key))
+
+
+def test_loss_peak_per_logit() -> None:
+    s, v = SETUP.seq_len, LLAMA70.vocab_size
+    assert one(training_memory_detail(LLAMA70, SETUP, lay()), "loss_peak") == 12 * s * v
+    assert one(training_memory_detail(LLAMA70, SETUP, lay(tp=8, sp=True)), "loss_peak") == 16 * s * v / 8
+
+
+def test_terms_add_up_and_shapes_broadcast() -> None:
+    r = training_memory_bytes(MOE, SETUP, Layout.of(**{**DEFAULT, "tp": [[1], [2], [4]], "pp": [1, 2, 3, 4],
+                                                       "ep": 4, "zero": 1}))
+    assert r["total"].shape == (3, 4)
+    assert np.allclose(sum(r[k] for k in MEMORY_TERMS), r["total"], rtol=1e-12)
+    assert training_memory_bytes(MOE, SETUP, lay())["total"].shape == ()
+
+
+def test_bad_input_is_named() -> None:
+    with pytest.raises(InputError, match="precision"):
+        training_memory_bytes(LLAMA70, TrainingSetup(seq_len=4096, global_batch_size=8, precision="int3"), lay())
+    with pytest.raises(InputError, match="layout.tp"):
+        training_memory_bytes(LLAMA70, SETUP, lay(tp=[1, 0]))
+    with pytest.raises(InputError, match="layout.recompute"):
+        training_memory_bytes(LLAMA70, SETUP, lay(recompute=3))
+    with pytest.raises(InputError, match="layout.zero"):
+        training_memory_bytes(LLAMA70, SETUP, lay(zero=-1))
+
+
+# ---------------------------------------------------------------- properties
+
+degrees = st.sampled_from([1, 2, 4, 8])
+archs = st.sampled_from([GPT3, LLAMA70, MOE])
+layouts = st.fixed_dictionaries(dict(
+    tp=degrees, pp=st.sampled_from([1, 2, 3, 4, 8]), dp=degrees, cp=st.sampled_from([1, 2]),
+    ep=st.sampled_from([1, 2, 4]), etp=st.sampled_from([1, 2]), vp=st.sampled_from([1, 2]),
+    mbs=st.sampled_from([1, 2, 4]), recompute=st.integers(0, 2), sp=st.booleans(), zero=st.integers(0, 3)))
+precisions = st.sampled_from(["bf16", "fp8", "fp16", "nvfp4"])
+
+
+def _valid(kw: dict[str, Any]) -> bool:
+    """ep * etp must divide tp * cp * dp (Megatron-Core MoE parallel folding)."""
+    return (kw["tp"] * kw["cp"] * kw["dp"]) % (kw["ep"] * kw["etp"]) == 0
+
+
+def _setup(precision: str) -> TrainingSetup:
+    return TrainingSetup(seq_len=2048, global_batch_size=256, precision=precision)
+
+
+@settings(max_examples=25, deadline=None)
+@given(arch=archs, kw=layouts, precision=precisions)
+def test_more_tp_never_raises_weight_bytes(arch: ModelArch, kw: dict[str, Any], precision: str) -> None:
+    tps = [1, 2, 4, 8, 16]
+    r = training_memory_detail(arch, _setup(precision), Layout.of(**{**kw, "tp": tps}))
+    for key in ("weights_first", "weights_last"):
+        assert np.all(np.diff(r[key]) <= 0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(arch=archs, kw=layouts, precision=precisions)
+def test_more_pp_never_raises_weight_bytes(arch: ModelArch, kw: dict[str, Any], precision: str) -> None:
+    """Holds for every ZeRO stage except the step pp = 1 -> 2 at ZeRO-3: with pipelining, FSDP
+    keeps the stage unsharded between micro-batches (documented in perf/memory.py)."""
+    pps = [1, 2, 3, 4, 6, 8, 12]
+    r = training_memory_detail(arch, _setup(precision), Layout.of(**{**kw, "pp": pps}))
+    for key in ("weights_first", "weights_last"):
+        steps = np.diff(r[key])
+        if kw["zero"] == 3 and kw["dp"] * kw["cp"] > 1:
+            steps = steps[1:]
+        assert np.all(steps <= 0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(arch=archs, kw=layouts, precision=precisions)
+def test_higher_zero_stage_never_costs_more(arch: ModelArch, kw: dict[str, Any], precision: str) -> None:
+    """Stages 0 -> 1 -> 2 never raise any model-state term; 2 -> 3 never raises the total
+    without pipelining (with it, see test_more_pp_never_raises_weight_bytes)."""
+    assume(_valid(kw))
+    r = training_memory_bytes(arch, _setup(precision), Layout.of(**{**kw, "zero": [0, 1, 2, 3]}))
+    states = r["weights"] + r["gradients"] + r["optimizer"]
+    assert np.all(np.diff(states[:3]) <= 1e-6 * states[:3].max())
+    if kw["pp"] == 1:
+        assert np.all(np.diff(r["total"]) <= 1e-6 * r["total"].max())
+
+
+@settings(max_examples=10, deadline=None)
+@given(arch=archs, rows=st.lists(layouts, min_size=2, max_size=12), precision=precisions)
+def test_grid_equals_elementwise(arch: ModelArch, rows: list[dict[str, Any]], precision: str) -> None:
+    grid = Layout.of(**{k: [r[k] for r in rows] for k in rows[0]})
+    setup = _setup(precision)
+    vec = training_memory_detail(arch, setup, grid)
+    for i in range(len(rows)):
+        single = training_memory_detail(arch, setup, grid.take(i))
+        for key, value in single.items():
+            assert float(value) == pytest.approx(float(vec[key][i]), rel=1e-12, abs=0), key
+
+
+# ---------------------------------------------------------------- speed
+
+def test_one_million_layouts_fast() -> None:
+    """The planner's budget: goal < 0.3 s per 1e6 layouts (measured 0.17 s dense / 0.3 s MoE on a
+    shared 2-core VM); asserted loosely so a loaded machine does not fail it."""
+    n = 1_000_000
+    rng = np.random.default_rng(0)
+    grid = Layout.of(tp=2 ** rng.integers(0, 4, n), pp=2 ** rng.integers(0, 5, n), dp=2 ** rng.integers(0, 8, n),
+                     cp=2 ** rng.integers(0, 2, n), ep=1, etp=1, vp=rng.integers(1, 3, n),
+                     mbs=2 ** rng.integers(0, 3, n), recompute=rng.integers(0, 3, n),
+                     sp=rng.integers(0, 2, n).astype(bool), zero=rng.integers(0, 4, n))
+    t0 = time.process_time()
+    r = training_memory_bytes(LLAMA70, SETUP, grid)
+    elapsed = time.process_time() - t0
+    print(f"training_memory_bytes on {n:,} layouts: {elapsed:.3f} s CPU")
+    assert r["total"].shape == (n,) and np.isfinite(r["total"]).all()
+    assert elapsed < 1.5

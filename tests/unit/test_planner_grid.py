@@ -1,0 +1,167 @@
+"""The planner's grid and census against a brute-force Python enumeration of the same rules.
+
+The rules are the module docstring of planner/grid.py (Megatron-Core's constraints: TP divides
+heads, KV heads and the MLP width within one scale-up domain; PP x VP divides the layers; the
+interleaved schedule needs micro-batches divisible by PP; CP splits the sequence in 2 CP chunks;
+ZeRO > 0 needs dp > 1; MoE folding: ep x etp divides tp x cp x dp). Here they are written again,
+one layout at a time, and the vectorized planner must find exactly the same feasible set.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from planner_standins import hardware, memory, small_arch, step
+
+from workload_compiler.arch.model import ModelArch
+from workload_compiler.intake.common import ParallelismIntake
+from workload_compiler.perf.layout import RECOMPUTE_CODES, Hardware, Layout, TrainingSetup
+from workload_compiler.planner.grid import build_space, divisors
+from workload_compiler.planner.search import search
+
+Key = tuple[int, ...]   # tp, pp, dp, cp, ep, etp, vp, mbs, recompute, zero
+
+
+def _ok(a: ModelArch, s: TrainingSetup, hw: Hardware, tp: int, pp: int, dp: int, cp: int, ep: int, etp: int,
+        vp: int, mbs: int, zero: int, sp_pin: bool | None) -> bool:
+    sp = tp > 1 and sp_pin is not False
+    if tp > hw.scale_up_domain_gpus or a.attention_heads % tp or a.kv_heads % tp or a.ffn_hidden_size % tp:
+        return False
+    if a.layers % (pp * vp) or (vp > 1 and pp == 1):
+        return False
+    if cp > 1 and s.seq_len % (2 * cp):
+        return False
+    if sp and (s.seq_len // cp) % tp:
+        return False
+    if s.global_batch_size % (dp * mbs):
+        return False
+    if vp > 1 and (s.global_batch_size // (dp * mbs)) % pp:
+        return False
+    if zero > 0 and dp == 1:
+        return False
+    if a.is_moe:
+        return not (a.moe_experts % ep or etp > hw.scale_up_domain_gpus or a.moe_ffn_hidden_size % etp
+                    or (tp * cp * dp) % (ep * etp))
+    return ep == 1 and etp == 1
+
+
+def reference(a: ModelArch, s: TrainingSetup, hw: Hardware, gpus: int,
+              pins: ParallelismIntake) -> tuple[int, set[Key]]:
+    """(layouts enumerated, feasible layouts) by plain loops over the documented candidate sets."""
+    def axis(pin: int | None, values: list[int]) -> list[int]:
+        return [pin] if pin is not None else values
+
+    divs = [d for d in range(1, gpus + 1) if gpus % d == 0]
+    pow2 = [m for m in (1, 2, 4, 8, 16, 32, 64) if m <= s.global_batch_size]
+    eps = axis(pins.ep, [e for e in range(1, a.moe_experts + 1) if a.moe_experts % e == 0]
+               if a.is_moe else [1])
+    etps = axis(pins.etp, [e for e in (1, 2, 4, 8) if e <= hw.scale_up_domain_gpus] if a.is_moe else [1])
+    vps = axis(pins.vp, [v for v in range(1, a.layers + 1) if a.layers % v == 0])
+    recs = [RECOMPUTE_CODES[pins.recompute]] if pins.recompute else [0, 1, 2]
+    zeros = axis(pins.zero_stage, [0, 1, 2, 3])
+    mbss = axis(pins.micro_batch_size, pow2)
+    enumerated, feasible = 0, set()
+    for tp, pp, cp in itertools.product(divs, repeat=3):
+        if gpus % (tp * pp * cp):
+            continue
+        dp = gpus // (tp * pp * cp)
+        if any(pin is not None and pin != v for pin, v in ((pins.tp, tp), (pins.pp, pp), (pins.cp, cp),
+                                                               (pins.dp, dp))):
+            continue
+        for ep, etp, vp, mbs, rec, zero in itertools.product(eps, etps, vps, mbss, recs, zeros):
+            enumerated += 1
+            if not _ok(a, s, hw, tp, pp, dp, cp, ep, etp, vp, mbs, zero, pins.sequence_parallel):
+                continue
+            sp = tp > 1 and pins.sequence_parallel is not False
+            one = Layout.of(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, etp=etp, vp=vp, mbs=mbs, recompute=rec, sp=sp,
+                            zero=zero)
+            if float(memory(a, s, one)["total"]) <= hw.hbm_bytes:
+                feasible.add((tp, pp, dp, cp, ep, etp, vp, mbs, rec, zero))
+    return enumerated, feasible
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[ModelArch, TrainingSetup, Hardware, int, ParallelismIntake]:
+    heads = draw(st.sampled_from([1, 2, 4, 6, 8]))
+    kv = draw(st.sampled_from(divisors(heads)))
+    moe = draw(st.booleans())
+    arch = small_arch(layers=draw(st.sampled_from([1, 2, 3, 4, 6, 8])), hidden=32 * heads, heads=heads,
+                      kv_heads=kv, ffn=draw(st.sampled_from([96, 128, 192])),
+                      experts=draw(st.sampled_from([2, 4, 6])) if moe else 0, top_k=1 if moe else 0)
+    setup = TrainingSetup(seq_len=draw(st.sampled_from([32, 48, 64, 96])),
+                          global_batch_size=draw(st.integers(1, 12 if moe else 24)), precision="bf16")
+    # The stand-in runtime is 2 GB; a margin of a few MB makes memory bind for some layouts only.
+    hw = hardware(hbm_bytes=2e9 + draw(st.sampled_from([1e5, 2e6, 8e6, 1e12])),
+                  domain=draw(st.sampled_from([1, 2, 4, 8])))
+    gpus = draw(st.sampled_from([1, 2, 3, 4, 6, 8] if moe else [1, 2, 3, 4, 6, 8, 12, 16]))
+    pin_names = draw(st.sets(st.sampled_from(["tp", "pp", "cp", "vp", "micro_batch_size", "recompute",
+                                              "zero_stage", "sequence_parallel"]), max_size=2))
+    values = {"tp": 2, "pp": 2, "cp": 1, "vp": 2, "micro_batch_size": 2, "recompute": "full", "zero_stage": 1,
+              "sequence_parallel": False}
+    pins = ParallelismIntake(**{k: values[k] for k in pin_names})
+    return arch, setup, hw, gpus, pins
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases())
+def test_planner_finds_exactly_the_layouts_the_rules_allow(
+        case: tuple[ModelArch, TrainingSetup, Hardware, int, ParallelismIntake]) -> None:
+    arch, setup, hw, gpus, pins = case
+    enumerated, feasible = reference(arch, setup, hw, gpus, pins)
+    result = search(arch, setup, hw, gpus, pins, top_k=10**6, memory_fn=memory, step_fn=step, chunk_size=97)
+    assert result.evaluated == enumerated
+    assert result.feasible == len(feasible)
+    assert sum(result.rejected.values()) + result.feasible == result.evaluated
+    found = {(r.tp, r.pp, r.dp, r.cp, r.ep, r.etp, r.vp, r.micro_batch_size, RECOMPUTE_CODES[r.recompute],
+              r.zero_stage) for r in result.layouts}
+    assert found == feasible
+    times = [r.step_time_s for r in result.layouts]
+    assert times == sorted(times)
+    for r in result.layouts:   # pinned axes are honoured
+        for name, attr in (("tp", "tp"), ("pp", "pp"), ("cp", "cp"), ("vp", "vp"),
+                           ("micro_batch_size", "micro_batch_size"), ("recompute", "recompute"),
+                           ("zero_stage", "zero_stage")):
+            pin = getattr(pins, name)
+            assert pin is None or getattr(r, attr) == pin
+        assert r.sequence_parallel == (r.tp > 1 and pins.sequence_parallel is not False)
+        assert r.memory_per_gpu_bytes <= hw.hbm_bytes
+    if not result.layouts:
+        assert result.infeasible is not None and result.infeasible[0]
+
+
+def test_space_size_is_the_product_of_the_axes() -> None:
+    """GPT-3 175B shape on 1024 GPUs: (tp, pp, cp) over the 11 divisors of 1024 with product | 1024
+    is C(13, 3) = 286 ordered factorizations (stars and bars over the 10 factors of 2)."""
+    arch = small_arch(layers=96, hidden=12288, heads=96)
+    setup = TrainingSetup(seq_len=2048, global_batch_size=1536, precision="bf16")
+    space = build_space(arch, setup, hardware(), 1024)
+    assert len(space.factors) == 286
+    assert (space.factors.prod(axis=1) == 1024).all()
+    assert len(space.vp) == len(divisors(96)) == 12
+    assert list(space.mbs) == [1 << k for k in range(11)]   # 1 ... 1024 <= 1536
+    assert space.size == 286 * 12 * 11 * 3 * 4
+
+
+def test_pins_fix_axes_and_a_pin_that_cannot_divide_is_infeasible() -> None:
+    arch = small_arch(layers=8, heads=8)
+    setup = TrainingSetup(seq_len=64, global_batch_size=16, precision="bf16")
+    pins = ParallelismIntake(tp=2, pp=2, recompute="full", zero_stage=1)
+    space = build_space(arch, setup, hardware(), 16, pins)
+    assert set(space.factors[:, 0]) == {2} and set(space.factors[:, 1]) == {2}
+    assert list(space.recompute) == [2] and list(space.zero) == [1]
+    r = search(arch, setup, hardware(), 16, ParallelismIntake(tp=3), memory_fn=memory, step_fn=step)
+    assert r.evaluated == 0 and not r.layouts
+    assert r.infeasible is not None and r.infeasible[0] == "pinned parallelism"
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1000, 1 << 18])
+def test_chunking_does_not_change_the_answer(chunk: int) -> None:
+    arch = small_arch(layers=4, heads=4)
+    setup = TrainingSetup(seq_len=64, global_batch_size=8, precision="bf16")
+    base = search(arch, setup, hardware(), 8, top_k=7, memory_fn=memory, step_fn=step)
+    r = search(arch, setup, hardware(), 8, top_k=7, memory_fn=memory, step_fn=step, chunk_size=chunk)
+    assert [x.to_dict() for x in r.layouts] == [x.to_dict() for x in base.layouts]
+    assert r.rejected == base.rejected and r.feasible == base.feasible

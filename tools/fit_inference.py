@@ -1,0 +1,121 @@
+"""Fit the inference model's few constants on the TensorRT-LLM tables; report honest errors.
+
+    python tools/fit_inference.py [--calibration DIR] [--quick]
+
+Fits HBM_EFFICIENCY, GEMM_EFFICIENCY, ROOFLINE_EXPONENT and GEMM_HALF_DIM (inference/fitted.py)
+on every `entries` row of calibration/inference_public.yaml by Nelder-Mead on the mean
+|log(predicted / published)| of output tokens/s per GPU, then prints:
+  * the block to paste into inference/fitted.py,
+  * MAPE and maximum error, dense and MoE rows apart,
+  * leave-one-GPU-out and leave-one-model-out errors (refit without the held-out rows, test on
+    them), the honest generalization figures.
+No file is written. Needs only NumPy (the simplex search is below).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from workload_compiler.inference import fitted
+from workload_compiler.validation.inference_records import (
+    ThroughputCase,
+    load_inference,
+    predict_throughput,
+    throughput_cases,
+)
+
+NAMES = ("HBM_EFFICIENCY", "GEMM_EFFICIENCY", "ROOFLINE_EXPONENT", "GEMM_HALF_DIM")
+BOUNDS = ((0.3, 1.0), (0.2, 1.0), (1.0, 8.0), (0.0, 8192.0))
+FloatVec = np.ndarray
+
+
+def _set(x: Sequence[float]) -> None:
+    for name, v in zip(NAMES, x, strict=True):
+        setattr(fitted, name, float(v))
+
+
+def errors(cases: list[ThroughputCase], x: Sequence[float]) -> FloatVec:
+    """Signed relative errors predicted / published - 1 with the constants x."""
+    _set(x)
+    return np.array([predict_throughput(c)[0] / c.published - 1.0 for c in cases])
+
+
+def objective(cases: list[ThroughputCase], x: Sequence[float]) -> float:
+    if any(not lo <= v <= hi for v, (lo, hi) in zip(x, BOUNDS, strict=True)):
+        return 1e9
+    return float(np.mean(np.abs(np.log1p(errors(cases, x)))))
+
+
+def nelder_mead(f: Callable[[FloatVec], float], x0: FloatVec, iters: int, scale: float = 0.15) -> FloatVec:
+    """Plain Nelder-Mead (reflection 1, expansion 2, contraction 0.5, shrink 0.5)."""
+    n = len(x0)
+    simplex = [x0.astype(float)] + [x0 + scale * np.eye(n)[i] * np.maximum(np.abs(x0), 1e-3) for i in range(n)]
+    values = [f(p) for p in simplex]
+    for _ in range(iters):
+        order = np.argsort(values)
+        simplex, values = [simplex[i] for i in order], [values[i] for i in order]
+        if abs(values[-1] - values[0]) < 1e-7:
+            break
+        centroid = np.mean(simplex[:-1], axis=0)
+        xr = centroid + (centroid - simplex[-1])
+        fr = f(xr)
+        if fr < values[0]:
+            xe = centroid + 2.0 * (centroid - simplex[-1])
+            fe = f(xe)
+            simplex[-1], values[-1] = (xe, fe) if fe < fr else (xr, fr)
+        elif fr < values[-2]:
+            simplex[-1], values[-1] = xr, fr
+        else:
+            xc = centroid + 0.5 * (simplex[-1] - centroid)
+            fc = f(xc)
+            if fc < values[-1]:
+                simplex[-1], values[-1] = xc, fc
+            else:
+                simplex = [simplex[0] + 0.5 * (p - simplex[0]) for p in simplex]
+                values = [f(p) for p in simplex]
+    return simplex[int(np.argmin(values))]
+
+
+def fit(cases: list[ThroughputCase], x0: FloatVec, iters: int) -> FloatVec:
+    return nelder_mead(lambda x: objective(cases, x), x0, iters)
+
+
+def summary(label: str, errs: FloatVec) -> str:
+    return f"{label}: n={len(errs)} MAPE {100 * np.mean(np.abs(errs)):.1f}%  max {100 * np.max(np.abs(errs)):.1f}%"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calibration", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "calibration")
+    ap.add_argument("--quick", action="store_true", help="fewer iterations, no hold-out refits")
+    args = ap.parse_args(argv)
+    cases, _ = throughput_cases(load_inference(args.calibration))
+    x0 = np.array([getattr(fitted, n) for n in NAMES])
+    iters = 150 if args.quick else 600
+    x = fit(cases, x0, iters)
+    e = errors(cases, x)
+    print("# --- fitted (tools/fit_inference.py) ---")
+    for name, v in zip(NAMES, x, strict=True):
+        print(f"{name} = {v:.4g}")
+    dense = np.array([c.group == "trtllm_dense" for c in cases])
+    print(summary("all", e), "|", summary("dense", e[dense]), "|", summary("moe", e[~dense]))
+    if args.quick:
+        return 0
+    for label, key in (("GPU", lambda c: c.device.hw.accelerator_id), ("model", lambda c: c.model.arch.name)):
+        for held in sorted({key(c) for c in cases}):
+            train = [c for c in cases if key(c) != held]
+            test = [c for c in cases if key(c) == held]
+            xh = fit(train, x, iters // 2)
+            print(f"leave-one-{label}-out {held}: " + summary("test", errors(test, xh))
+                  + "  constants " + " ".join(f"{v:.3g}" for v in xh))
+    _set(x)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
