@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from workload_compiler.inference import fitted
 from workload_compiler.validation.inference_records import (
@@ -31,21 +32,21 @@ from workload_compiler.validation.inference_records import (
 
 NAMES = ("HBM_EFFICIENCY", "GEMM_EFFICIENCY", "ROOFLINE_EXPONENT", "GEMM_HALF_DIM")
 BOUNDS = ((0.3, 1.0), (0.2, 1.0), (1.0, 8.0), (0.0, 8192.0))
-FloatVec = np.ndarray
+FloatVec = npt.NDArray[np.float64]
 
 
-def _set(x: Sequence[float]) -> None:
+def _set(x: FloatVec) -> None:
     for name, v in zip(NAMES, x, strict=True):
         setattr(fitted, name, float(v))
 
 
-def errors(cases: list[ThroughputCase], x: Sequence[float]) -> FloatVec:
+def errors(cases: list[ThroughputCase], x: FloatVec) -> FloatVec:
     """Signed relative errors predicted / published - 1 with the constants x."""
     _set(x)
     return np.array([predict_throughput(c)[0] / c.published - 1.0 for c in cases])
 
 
-def objective(cases: list[ThroughputCase], x: Sequence[float]) -> float:
+def objective(cases: list[ThroughputCase], x: FloatVec) -> float:
     if any(not lo <= v <= hi for v, (lo, hi) in zip(x, BOUNDS, strict=True)):
         return 1e9
     return float(np.mean(np.abs(np.log1p(errors(cases, x)))))
@@ -54,7 +55,8 @@ def objective(cases: list[ThroughputCase], x: Sequence[float]) -> float:
 def nelder_mead(f: Callable[[FloatVec], float], x0: FloatVec, iters: int, scale: float = 0.15) -> FloatVec:
     """Plain Nelder-Mead (reflection 1, expansion 2, contraction 0.5, shrink 0.5)."""
     n = len(x0)
-    simplex = [x0.astype(float)] + [x0 + scale * np.eye(n)[i] * np.maximum(np.abs(x0), 1e-3) for i in range(n)]
+    step = scale * np.maximum(np.abs(x0), 1e-3)
+    simplex = [x0.astype(float)] + [x0 + step * np.eye(n)[i] for i in range(n)]
     values = [f(p) for p in simplex]
     for _ in range(iters):
         order = np.argsort(values)
@@ -78,7 +80,8 @@ def nelder_mead(f: Callable[[FloatVec], float], x0: FloatVec, iters: int, scale:
             else:
                 simplex = [simplex[0] + 0.5 * (p - simplex[0]) for p in simplex]
                 values = [f(p) for p in simplex]
-    return simplex[int(np.argmin(values))]
+    best: FloatVec = simplex[int(np.argmin(values))]
+    return best
 
 
 def fit(cases: list[ThroughputCase], x0: FloatVec, iters: int) -> FloatVec:
@@ -86,16 +89,18 @@ def fit(cases: list[ThroughputCase], x0: FloatVec, iters: int) -> FloatVec:
 
 
 def summary(label: str, errs: FloatVec) -> str:
-    return f"{label}: n={len(errs)} MAPE {100 * np.mean(np.abs(errs)):.1f}%  max {100 * np.max(np.abs(errs)):.1f}%"
+    mape, worst = 100 * np.mean(np.abs(errs)), 100 * np.max(np.abs(errs))
+    return f"{label}: n={len(errs)} MAPE {mape:.1f}%  max {worst:.1f}%"
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--calibration", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "calibration")
+    default = Path(__file__).resolve().parents[2] / "shared" / "calibration"
+    ap.add_argument("--calibration", type=Path, default=default)
     ap.add_argument("--quick", action="store_true", help="fewer iterations, no hold-out refits")
     args = ap.parse_args(argv)
     cases, _ = throughput_cases(load_inference(args.calibration))
-    x0 = np.array([getattr(fitted, n) for n in NAMES])
+    x0 = np.array([getattr(fitted, n) for n in NAMES], dtype=np.float64)
     iters = 150 if args.quick else 600
     x = fit(cases, x0, iters)
     e = errors(cases, x)
@@ -106,7 +111,13 @@ def main(argv: list[str] | None = None) -> int:
     print(summary("all", e), "|", summary("dense", e[dense]), "|", summary("moe", e[~dense]))
     if args.quick:
         return 0
-    for label, key in (("GPU", lambda c: c.device.hw.accelerator_id), ("model", lambda c: c.model.arch.name)):
+    def by_gpu(c: ThroughputCase) -> str:
+        return c.device.hw.accelerator_id
+
+    def by_model(c: ThroughputCase) -> str:
+        return c.model.arch.name
+
+    for label, key in (("GPU", by_gpu), ("model", by_model)):
         for held in sorted({key(c) for c in cases}):
             train = [c for c in cases if key(c) != held]
             test = [c for c in cases if key(c) == held]

@@ -32,6 +32,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "gemm_kernel_overhead_s": (0.0, 5e-4),
     "attention_eff": (0.1, 1.0),
     "elementwise_mult": (0.0, 10.0),
+    "tp_overlap_exposed": (0.0, 1.0),
     "overlap_contention": (0.0, 1.0),
 }
 

@@ -40,7 +40,7 @@ def memory(arch: ModelArch, setup: TrainingSetup, layout: Layout) -> dict[str, F
     out = {"weights": w, "gradients": g, "optimizer": o, "activations": act, "runtime": runtime}
     shape = layout.shape
     out = {k: np.broadcast_to(np.asarray(v, dtype=float), shape) for k, v in out.items()}
-    out["total"] = sum(out.values())  # type: ignore[assignment]
+    out["total"] = np.asarray(sum(out.values()), dtype=float)
     return out
 
 

@@ -63,7 +63,7 @@ def reference(a: ModelArch, s: TrainingSetup, hw: Hardware, gpus: int,
     recs = [RECOMPUTE_CODES[pins.recompute]] if pins.recompute else [0, 1, 2]
     zeros = axis(pins.zero_stage, [0, 1, 2, 3])
     mbss = axis(pins.micro_batch_size, pow2)
-    enumerated, feasible = 0, set()
+    enumerated, feasible = 0, set[Key]()
     for tp, pp, cp in itertools.product(divs, repeat=3):
         if gpus % (tp * pp * cp):
             continue

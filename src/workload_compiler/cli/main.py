@@ -18,7 +18,7 @@ app = typer.Typer(
 )
 
 # Each module defines `register(app)`; the order here is the order of `wkc --help`.
-_COMMAND_MODULES = ["compile_cmd", "plan_cmd", "memory_cmd", "validate_cmd", "catalog_cmd"]
+_COMMAND_MODULES = ["compile_cmd", "plan_cmd", "fit_cmd", "memory_cmd", "validate_cmd", "catalog_cmd"]
 
 for _name in _COMMAND_MODULES:
     try:

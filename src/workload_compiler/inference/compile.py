@@ -58,7 +58,8 @@ def _devices(w: InferenceWorkload, catalog: Catalog, s: ServingSettings, trace: 
 def _requirement(w: InferenceWorkload, s: ServingSettings, m: ServedModel) -> Requirement:
     p = w.compute.parallelism
     if p.ep is not None and p.ep > 1 and not m.arch.is_moe:
-        raise InputError("compute.parallelism.ep", p.ep, "1 for a dense model (expert parallelism needs experts)")
+        raise InputError("compute.parallelism.ep", p.ep,
+                         "1 for a dense model (expert parallelism needs experts)")
     traffic = Traffic(isl=s.isl, osl=s.osl, reserve_tokens=s.isl_tail + s.osl_tail,
                       ttft_quantile=PERCENTILES[s.ttft[0]] if s.ttft else 0.99,
                       tpot_quantile=PERCENTILES[s.tpot[0]] if s.tpot else 0.99)
@@ -120,7 +121,8 @@ def _why_infeasible(result: SearchResult, req: Requirement, m: ServedModel,
                         "step streams the weights each GPU holds)")
     if req.ttft_target_s is not None and floors.get("ttft_s", 0.0) > req.ttft_target_s:
         return "ttft", (f"target {format_duration(req.ttft_target_s)} is below the hardware floor "
-                        f"{format_duration(floors['ttft_s'])} (one {req.traffic.isl:g}-token prompt, no queue)")
+                        f"{format_duration(floors['ttft_s'])} "
+                        f"(one {req.traffic.isl:g}-token prompt, no queue)")
     if r["gpus"]:
         return "gpus", (f"meeting the targets at the requested load needs more than "
                         f"{req.max_gpus or req.gpus} GPUs")
@@ -166,7 +168,8 @@ def _compute_section(best: Choice, devices: dict[str, Device], catalog: Catalog,
 
 
 def _inference_section(best: Choice, result: SearchResult, m: ServedModel, s: ServingSettings,
-                       req: Requirement, catalog: Catalog, w: InferenceWorkload, trace: Trace) -> dict[str, Any]:
+                       req: Requirement, catalog: Catalog, w: InferenceWorkload,
+                       trace: Trace) -> dict[str, Any]:
     ev = best.evaluation
     shape = ev.ttft_s.shape
     kv_per_gpu = float(np.broadcast_to(ev.plan.kv_bytes_per_token_gpu, shape)[best.index])
@@ -179,7 +182,8 @@ def _inference_section(best: Choice, result: SearchResult, m: ServedModel, s: Se
     utilization = served_rate / max(best.at("requests_per_s") * best.replicas, 1e-12)
     out: dict[str, Any] = {
         "scenario": s.scenario, "engine": s.engine, "weights": s.weights, "kv_cache_dtype": s.kv_dtype,
-        "replicas": best.replicas + best.spares, "active_replicas": best.replicas, "spare_replicas": best.spares,
+        "replicas": best.replicas + best.spares, "active_replicas": best.replicas,
+        "spare_replicas": best.spares,
         "gpus_per_replica": best.gpus_per_replica, "batch_size": best.at("decode_seqs"),
         "max_batch_size": capacity, "kv_bytes_per_token": m.kv_bytes_per_token,
         "kv_bytes_per_token_per_gpu": kv_per_gpu, "kv_capacity_tokens": kv_tokens,
@@ -194,7 +198,8 @@ def _inference_section(best: Choice, result: SearchResult, m: ServedModel, s: Se
         "hardware_floor_s": result.floors,
     }
     for key, formula in (("ttft_s", QUEUE_FORMULA), ("tpot_s", STEP_FORMULA),
-                         ("output_tokens_per_s_per_gpu", STEP_FORMULA), ("kv_capacity_tokens", MEMORY_FORMULA),
+                         ("output_tokens_per_s_per_gpu", STEP_FORMULA),
+                         ("kv_capacity_tokens", MEMORY_FORMULA),
                          ("batch_size", "largest batch meeting the targets (inference/search.py)")):
         trace.derived(f"inference.{key}", out[key], formula)
     if w.cost is not None:
@@ -246,13 +251,16 @@ def _explain(best: Choice, result: SearchResult, req: Requirement, out: dict[str
     tp, pp, ep = best.layout_value("tp"), best.layout_value("pp"), best.layout_value("ep")
     lines = [f"{best.replicas + best.spares} x {best.accelerator} TP{tp}"
              + (f" PP{pp}" if pp > 1 else "") + (f" EP{ep}" if ep > 1 else "")
-             + f" ({best.gpus} GPUs): the fewest GPUs of {result.evaluated} evaluated points meeting the targets",
+             + f" ({best.gpus} GPUs): the fewest GPUs of {result.evaluated} evaluated points "
+             "meeting the targets",
              f"batch {out['batch_size']:.0f} per replica: {out['binding']['batch']}",
              f"TTFT {out['ttft_percentile']} {format_duration(out['ttft_s'])} (prefill alone "
              f"{format_duration(out['ttft_prefill_s'])}; the rest is queueing at "
-             f"{out['utilization']:.0%} load), TPOT {out['tpot_percentile']} {format_duration(out['tpot_s'])}"]
+             f"{out['utilization']:.0%} load), "
+             f"TPOT {out['tpot_percentile']} {format_duration(out['tpot_s'])}"]
     if best.spares:
         lines.append(f"+{best.spares} spare replica(s) for availability (N+{best.spares})")
     r = result.rejected
-    lines.append(f"rejected points: memory {r['memory']}, TTFT {r['ttft']}, TPOT {r['tpot']}, GPU cap {r['gpus']}")
+    lines.append(f"rejected points: memory {r['memory']}, TTFT {r['ttft']}, TPOT {r['tpot']}, "
+                 f"GPU cap {r['gpus']}")
     return lines

@@ -39,7 +39,8 @@ def gpu_hour_price(*, gpu_hour_usd: float | None, capex_usd_per_gpu: float | Non
         power = tdp_w * (pue or 1.0) * power_usd_per_kwh / 1000.0
     return GpuHourPrice(usd_per_gpu_hour=capex + (power or 0.0), capex_usd_per_gpu_hour=capex,
                         power_usd_per_gpu_hour=power,
-                        formula="capex / (years x 8760 h)" + (" + TDP x PUE x $/kWh" if power is not None else ""))
+                        formula="capex / (years x 8760 h)"
+                        + (" + TDP x PUE x $/kWh" if power is not None else ""))
 
 
 def cost_per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float:

@@ -78,7 +78,8 @@ def kv_bytes_per_token_per_gpu(m: ServedModel, lay: ServingLayout) -> FloatArray
     return np.asarray(m.kv_bytes_per_token * kv_shard_fraction(m, lay))
 
 
-def activation_peak_bytes(m: ServedModel, lay: ServingLayout, step_tokens: Any, logit_rows: Any) -> FloatArray:
+def activation_peak_bytes(m: ServedModel, lay: ServingLayout, step_tokens: Any,
+                          logit_rows: Any) -> FloatArray:
     """Peak of the transient buffers of one forward step, per GPU: the larger of
     the MLP intermediates (tokens x (2 ffn + hidden) / tp x 2 bytes; MoE: x top_k / max(tp, ep))
     and the logits (rows x vocab / tp x LOGIT_BYTES_PER_ENTRY: the 16-bit logits, their FP32

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..perf.layout import FloatArray
 from .engines import Engine
@@ -59,8 +60,8 @@ class Evaluation:
     tokens_per_s_per_user: FloatArray
 
     @property
-    def fits(self) -> FloatArray:
-        return np.asarray((self.slots >= 1) & (self.decode_seqs <= self.slots))
+    def fits(self) -> npt.NDArray[np.bool_]:
+        return np.asarray((self.slots >= 1) & (self.decode_seqs <= self.slots), dtype=np.bool_)
 
 
 def replica_memory(m: ServedModel, dev: Device, lay: ServingLayout, eng: Engine,

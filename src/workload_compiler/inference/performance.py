@@ -83,15 +83,18 @@ def _gemm_groups(m: ServedModel, lay: ServingLayout, tokens_gpu: FloatArray, tok
     head_bytes = m.head_params * m.embedding_bytes_per_param / lay.tp / lay.pp   # once per step
     expert_bytes_total = m.expert_params * m.expert_bytes_per_param * stage / lay.moe_group
     dense_bytes = linear_weight_bytes(m) * stage / lay.tp
-    q_width = a.attention_heads * (a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim if a.is_mla else a.head_dim)
+    head_width = a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim if a.is_mla else a.head_dim
+    q_width = a.attention_heads * head_width
     attn_params = m.attention_params * stage / lay.tp
     mlp_params = (m.dense_mlp_params + m.shared_params) * stage / lay.tp
-    attn_bytes = dense_bytes * m.attention_params / max(m.attention_params + m.dense_mlp_params + m.shared_params, 1.0)
+    non_expert = max(m.attention_params + m.dense_mlp_params + m.shared_params, 1.0)
+    attn_bytes = dense_bytes * m.attention_params / non_expert
     shared_ffn = a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size
     mlp_dim = (a.ffn_hidden_size if a.dense_mlp_layers else shared_ffn) / lay.tp
     groups = [
         (np.asarray(attn_bytes), np.asarray(2.0 * tokens_gpu * attn_params), np.asarray(q_width / lay.tp)),
-        (np.asarray(dense_bytes - attn_bytes), np.asarray(2.0 * tokens_gpu * mlp_params), np.asarray(mlp_dim)),
+        (np.asarray(dense_bytes - attn_bytes), np.asarray(2.0 * tokens_gpu * mlp_params),
+         np.asarray(mlp_dim)),
         (np.asarray(head_bytes), np.asarray(2.0 * logit_tokens_gpu * m.head_params / lay.tp / lay.pp),
          np.asarray(a.vocab_size / lay.tp)),
     ]
@@ -115,7 +118,7 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
     dec_gpu = np.asarray(decode_seqs, dtype=np.float64) / groups_per_stage
     pre_gpu = np.asarray(prefill_tokens, dtype=np.float64) / groups_per_stage
     tok_gpu = dec_gpu + pre_gpu                       # tokens one attention group runs per micro-batch
-    tok_stage = tok_gpu * lay.dp_attn                 # tokens the experts of one stage see
+    tok_stage = np.asarray(tok_gpu * lay.dp_attn, dtype=np.float64)   # what one stage's experts see
     t_mem = np.zeros(np.broadcast_shapes(np.shape(tok_gpu), lay.shape))
     t_flop = np.zeros_like(t_mem)
     gemm = np.zeros_like(t_mem)

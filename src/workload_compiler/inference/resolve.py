@@ -83,12 +83,14 @@ def resolve_serving(w: InferenceWorkload, arch: ModelArch, trace: Trace) -> Serv
         kv = str(trace.given("serving.kv_cache_dtype", s.kv_cache_dtype))
     else:
         kv = str(trace.assumed("serving.kv_cache_dtype", "bf16",
-                               "not given: the engines' 'auto' keeps the KV cache in the model's 16-bit dtype"))
+                               "not given: the engines' 'auto' keeps the KV cache in the model's "
+                               "16-bit dtype"))
     if s.engine is not None:
         engine = str(trace.given("serving.engine", s.engine))
     else:
         engine = str(trace.assumed("serving.engine", DEFAULT_ENGINE,
-                                   "not given: vLLM, whose memory-utilization default (0.90) sizes the KV cache"))
+                                   "not given: vLLM, whose memory-utilization default (0.90) "
+                                   "sizes the KV cache"))
     isl, isl_tail = _tokens(s.input_tokens, DEFAULT_INPUT_TOKENS, "input_tokens", trace)
     osl, osl_tail = _tokens(s.output_tokens, DEFAULT_OUTPUT_TOKENS, "output_tokens", trace)
     if s.context_window is not None:
@@ -107,18 +109,23 @@ def resolve_serving(w: InferenceWorkload, arch: ModelArch, trace: Trace) -> Serv
                                      "online: a rate, concurrency or latency target is given" if online
                                      else "no rate, concurrency or latency target: maximum throughput"))
     if scenario == "offline" and s.ttft is not None:
-        raise InputError("serving.ttft", "given", "no TTFT target in the offline scenario (all requests queued at "
-                         "once: TTFT is the queue, not a service level); use scenario: online")
+        raise InputError("serving.ttft", "given",
+                         "no TTFT target in the offline scenario (all requests queued at once: TTFT "
+                         "is the queue, not a service level); use scenario: online")
     spares, ceiling = _availability(w, trace)
     return ServingSettings(
         weights=weights, kv_dtype=kv, engine=engine, isl=isl, osl=osl, isl_tail=isl_tail, osl_tail=osl_tail,
         context_window=window, scenario=scenario,
-        request_rate=None if s.request_rate is None else float(trace.given("serving.request_rate", s.request_rate)),
-        concurrency=None if s.concurrency is None else float(trace.given("serving.concurrency", s.concurrency)),
+        request_rate=_given_float(s.request_rate, "serving.request_rate", trace),
+        concurrency=_given_float(s.concurrency, "serving.concurrency", trace),
         ttft=None if s.ttft is None else _target(s.ttft.binding(), "serving.ttft", trace),
         tpot=None if s.tpot is None else _target(s.tpot.binding(), "serving.tpot", trace),
         spare_replicas=spares, utilization_ceiling=ceiling, memory_fraction=s.memory_utilization,
         max_batch_size=s.max_batch_size)
+
+
+def _given_float(value: float | None, path: str, trace: Trace) -> float | None:
+    return None if value is None else float(trace.given(path, value))
 
 
 def _target(binding: tuple[str, float], path: str, trace: Trace) -> tuple[str, float]:

@@ -57,7 +57,8 @@ class LengthDistribution(Strict):
 def _as_distribution(value: Any) -> Any:
     """A bare number stays a number; a list of samples becomes {mean, p90, p99, max}."""
     if isinstance(value, list):
-        if not value or not all(isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in value):
+        numbers = all(isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in value)
+        if not value or not numbers:
             raise ValueError("a list of token counts must hold positive numbers")
         xs = sorted(float(v) for v in value)
 

@@ -17,6 +17,7 @@ class TrainingConstants:
     gemm_kernel_overhead_s: float  # fixed cost of one GEMM kernel (launch gaps, tails)
     attention_eff: float         # flash-attention core: fraction of the BF16 dense peak
     elementwise_mult: float      # multiplier on the counted bytes of the memory-bound kernels
+    tp_overlap_exposed: float    # share of TP communication left exposed when it is overlapped
     overlap_contention: float    # share of overlapped communication that still costs time
 
 
@@ -26,5 +27,6 @@ FITTED = TrainingConstants(
     gemm_kernel_overhead_s=6.694e-06,
     attention_eff=0.3465,
     elementwise_mult=1.682,
+    tp_overlap_exposed=0.5,
     overlap_contention=0.322,
 )

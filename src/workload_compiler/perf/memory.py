@@ -184,6 +184,7 @@ def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
     mtp_dense = c.mtp - mtp_expert
     moe_first: FloatArray | float = 0.0
     moe_last: FloatArray | float = 0.0
+    moe_layer = c.attention_per_layer + c.moe_shared_per_layer + c.router_per_layer + 2 * h
     etp: FloatArray | None = None
     if moe:
         ep_etp = (layout.ep * layout.etp).astype(f8)
@@ -191,41 +192,46 @@ def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
         other = (vp - 1.0) * lc * (arch.moe_layers / L)      # interleaved: later chunks at the mean
         moe_first = np.minimum(_moe_before(lc, arch) + other, n_stage)
         moe_last = np.minimum(arch.moe_layers - _moe_before(np.maximum(L - lc, 0.0), arch) + other, n_stage)
-        moe_layer = c.attention_per_layer + c.moe_shared_per_layer + c.router_per_layer + 2 * h
         body_first = n_stage * dense_layer + moe_first * (moe_layer - dense_layer)
         body_last = n_stage * dense_layer + moe_last * (moe_layer - dense_layer)
         ex_first = (moe_first * c.moe_routed_per_layer + single * mtp_expert) * inv_ee
         ex_last = (moe_last * c.moe_routed_per_layer + mtp_expert) * inv_ee
-        layer_gpu = np.maximum(dense_layer * inv_tp, moe_layer * inv_tp + c.moe_routed_per_layer * inv_ee)
     else:
         body_first = body_last = n_stage * dense_layer
-        layer_gpu = dense_layer * inv_tp
     ne_first = (body_first + c.embedding + single * (untied_head + mtp_dense + h)) * inv_tp
     ne_last = (body_last + single * untied_head + (c.embedding + mtp_dense + h)) * inv_tp
 
     # ---- model states under ZeRO: dense over dp * cp, experts over tp * cp * dp / (ep * etp)
+    # Transients: at ZeRO >= 2 one layer's gradient before its reduce-scatter; at ZeRO-3 two
+    # layers' weights gathered (current + prefetch), or with pp > 1 the whole stage's weights and
+    # gradients unsharded between micro-batches. Only where there is more than one rank to shard over.
     fw, fg, fo = held_bytes_per_param(zero, dp * cp, sb)
     w_first, g_first, o_first = fw * ne_first, fg * ne_first, fo * ne_first
     w_last, g_last, o_last = fw * ne_last, fg * ne_last, fo * ne_last
+    multi = 1.0 - single
+    sharded = (dp * cp > 1.0).astype(f8)
+    z3, z2 = _SHARD_W[zero] * sharded, _SHARD_G[zero] * sharded
+    layer = max(dense_layer, moe_layer if moe else 0.0) * inv_tp
+    w_first = w_first + z3 * sb.weights * (ne_first + single * (2.0 * layer - ne_first))
+    w_last = w_last + z3 * sb.weights * (ne_last + single * (2.0 * layer - ne_last))
+    g_first = g_first + sb.gradients * (z2 * layer + z3 * multi * (ne_first - layer))
+    g_last = g_last + sb.gradients * (z2 * layer + z3 * multi * (ne_last - layer))
     p_first, p_last = ne_first, ne_last
     if moe:
-        ew, eg, eo = held_bytes_per_param(zero, np.maximum(tp * cp * dp / ep_etp, 1.0), sb)
+        edp = tp * cp * dp / ep_etp
+        ew, eg, eo = held_bytes_per_param(zero, np.maximum(edp, 1.0), sb)
         w_first, g_first, o_first = w_first + ew * ex_first, g_first + eg * ex_first, o_first + eo * ex_first
         w_last, g_last, o_last = w_last + ew * ex_last, g_last + eg * ex_last, o_last + eo * ex_last
         p_first, p_last = ne_first + ex_first, ne_last + ex_last
-    # Sharded-state transients. ZeRO >= 2: one layer's gradient before its reduce-scatter.
-    # ZeRO-3: two layers' weights gathered (current + prefetch); with pp > 1 the whole stage's
-    # weights and gradients stay unsharded between micro-batches instead.
-    sharded = (dp * cp > 1.0).astype(f8)       # one data-parallel rank: nothing to gather
-    z3 = _SHARD_W[zero] * sharded
-    zw, zg2, zg3 = z3 * sb.weights, _SHARD_G[zero] * sharded * sb.gradients, z3 * sb.gradients
-    multi = 1.0 - single
-    w_first = w_first + zw * (p_first + single * (2.0 * layer_gpu - p_first))
-    w_last = w_last + zw * (p_last + single * (2.0 * layer_gpu - p_last))
-    g_first = g_first + zg2 * layer_gpu + zg3 * multi * (p_first - layer_gpu)
-    g_last = g_last + zg2 * layer_gpu + zg3 * multi * (p_last - layer_gpu)
+        e_sharded = (edp > 1.0).astype(f8)
+        e3, e2 = _SHARD_W[zero] * e_sharded, _SHARD_G[zero] * e_sharded
+        e_layer = c.moe_routed_per_layer * inv_ee
+        w_first = w_first + e3 * sb.weights * (ex_first + single * (2.0 * e_layer - ex_first))
+        w_last = w_last + e3 * sb.weights * (ex_last + single * (2.0 * e_layer - ex_last))
+        g_first = g_first + sb.gradients * (e2 * e_layer + e3 * multi * (ex_first - e_layer))
+        g_last = g_last + sb.gradients * (e2 * e_layer + e3 * multi * (ex_last - e_layer))
     if sb.lowp_weight_cache:     # FP8/FP4 copies of the GEMM weights (none with ZeRO-3)
-        keep = sb.lowp_weight_cache * (1.0 - z3)
+        keep = sb.lowp_weight_cache * (1.0 - z3)     # dense z3 stands for both
         not_gemm = (n_stage * (2 * h + (c.router_per_layer if moe else 0.0)) + c.embedding
                     + single * untied_head) * inv_tp
         w_first = w_first + keep * (p_first - not_gemm - single * h * inv_tp)

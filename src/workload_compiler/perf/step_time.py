@@ -186,8 +186,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     # the layer's GEMMs when the framework chunks them (setup.tp_comm_overlap).
     tp_layer = (4.0 + 2.0 * full) * coll.group_all_reduce_s(tok * h * 2.0, tp, 1, hw)
     if setup.tp_comm_overlap:
-        gemm_layer = gemm_passes * (attn_gemm + dense_frac * dense_mlp + (1 - dense_frac) * moe_mlp)
-        tp_layer = _exposed(tp_layer, gemm_layer, k)
+        tp_layer = k.tp_overlap_exposed * tp_layer
     tp_mb = layers * tp_layer
     kv_bytes = tok * s.kv_dim / np.minimum(tp, s.kv_heads_for_split) * 2.0
     bw, lat = coll.link_bw_latency(tp * cp, hw)

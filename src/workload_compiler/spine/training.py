@@ -9,6 +9,7 @@ that cannot be met comes back as a result with `feasible=False` and the binding 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from ..arch.counts import param_counts, training_flops_per_token
 from ..arch.model import ModelArch
@@ -18,10 +19,12 @@ from ..errors import Infeasible, InputError
 from ..intake.common import ComputeIntake, ParallelismIntake
 from ..intake.training import TrainingWorkload
 from ..perf.layout import Hardware, TrainingSetup
-from ..perf.objective import gpus_for_deadline, min_gpus_for_flops
+from ..perf.objective import gpu_ladder, gpus_for_deadline, min_gpus_for_flops
+from ..facility import Hall, fit_hall
 from ..planner.result import PlanResult, RankedLayout
 from ..planner.search import search
 from ..provenance import Trace
+from .collisions import alternatives, find_collisions
 from .infrastructure import build_training_infrastructure, layer_dict
 from .result import ComputeLayer, ObjectiveLayer, ParallelismOut, SearchSummary, SystemSpec
 from .training_defaults import DEFAULT_ACCELERATOR, TrainingRunResolved, resolve_run
@@ -30,6 +33,8 @@ STEP_FORMULA = "training step-time model (perf/step_time.py)"
 MEMORY_FORMULA = "training memory model (perf/memory.py)"
 PLANNER_FORMULA = "planner optimum: fastest layout that fits (planner/search.py)"
 MAX_SEARCH_GPUS = 1_048_576
+# A hall pinned without a per-rack limit: the cooling type's own density limit applies.
+UNBOUNDED_RACK_W = 1e9
 
 
 def resolve_hardware(compute: ComputeIntake, catalog: Catalog, trace: Trace) -> Hardware:
@@ -79,15 +84,29 @@ def check_pins(pins: ParallelismIntake, arch: ModelArch, gpus: int | None) -> in
     return product
 
 
+def hall_capacity(w: TrainingWorkload, hw: Hardware, catalog: Catalog, trace: Trace) -> int | None:
+    """GPUs of the chosen system that fit in a pinned hall (facility.power), or None without a hall."""
+    f = w.facility
+    if f.power is None:
+        return None
+    hall = Hall(power_w=f.power, power_basis=f.power_basis, rack_power_w=f.rack_power or UNBOUNDED_RACK_W,
+                cooling=f.cooling or "air", floor_area_m2=f.floor_area_m2, pue=f.pue)
+    fit = fit_hall(hall, [catalog.system(hw.system_id)])[0]
+    if not fit.feasible or fit.gpus == 0:
+        raise Infeasible(fit.binding, f"no {hw.system_id} fits in the hall: {fit.detail}")
+    return int(trace.derived("facility.hall_gpus", fit.gpus, f"hall fit ({fit.binding} binds): {fit.detail}"))
+
+
 def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, setup: TrainingSetup,
-                hw: Hardware, trace: Trace) -> tuple[int, dict[int, PlanResult]]:
-    """The GPU count, by precedence: given > implied by pins > needed for the deadline > fewest that hold."""
+                hw: Hardware, catalog: Catalog, trace: Trace) -> tuple[int, int | None]:
+    """The GPU count, by precedence: given > implied by pins > needed for the deadline > what a hall
+    holds > the fewest that hold the model. Also the count the deadline needs when a cap binds."""
     pins = w.compute.parallelism
     implied = check_pins(pins, arch, w.compute.gpus)
     if w.compute.gpus is not None:
-        return trace.given("compute.gpus", w.compute.gpus), {}
+        return trace.given("compute.gpus", w.compute.gpus), None
     if implied is not None:
-        return trace.derived("compute.gpus", implied, "tp x pp x cp x dp of the pinned layout"), {}
+        return trace.derived("compute.gpus", implied, "tp x pp x cp x dp of the pinned layout"), None
     cache: dict[int, PlanResult] = {}
 
     def plan(n: int) -> PlanResult:
@@ -99,29 +118,49 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
         best = plan(n).best
         return best.tokens_per_s if best else 0.0
 
-    cap = w.compute.max_gpus or MAX_SEARCH_GPUS
+    caps = [c for c in (w.compute.max_gpus, hall_capacity(w, hw, catalog, trace)) if c is not None]
+    cap = min(caps) if caps else MAX_SEARCH_GPUS
     deadline = w.target.time_to_train
     if deadline is not None:
         flops = training_flops_per_token(arch, run.seq_len) * run.tokens
-        floor = min_gpus_for_flops(flops, deadline, hw.peak_flops_bf16 if run.precision in ("bf16", "fp16")
-                                   else (hw.peak_flops_fp8 or hw.peak_flops_bf16))
-        found = gpus_for_deadline(run.tokens, deadline, best_tps, node_gpus=hw.gpus_per_node,
-                                  start_gpus=min(floor, cap), max_gpus=cap)
-        if found.gpus is not None:
-            return trace.derived("compute.gpus", found.gpus,
-                                 "fewest GPUs whose best layout meets target.time_to_train"), cache
-        # The deadline cannot be met within the cap: size for the fastest count tried; a collision says so.
-        fastest = min(found.probes, key=lambda n: found.probes[n]) if found.probes else hw.gpus_per_node
-        if math.isfinite(found.probes.get(fastest, math.inf)):
-            return trace.derived("compute.gpus", fastest,
-                                 "deadline unreachable within the GPU cap: the fastest count tried"), cache
+        peak = hw.peak_flops_bf16 if run.precision in ("bf16", "fp16") else (hw.peak_flops_fp8 or hw.peak_flops_bf16)
+        floor = min_gpus_for_flops(flops, deadline, peak)
+
+        def needed(limit: int) -> int | None:
+            return gpus_for_deadline(run.tokens, deadline, best_tps, node_gpus=hw.gpus_per_node,
+                                     start_gpus=min(floor, limit), max_gpus=limit).gpus
+
+        found = needed(cap)
+        if found is not None:
+            return trace.derived("compute.gpus", found,
+                                 "fewest GPUs whose best layout meets target.time_to_train"), None
+        uncapped = needed(MAX_SEARCH_GPUS) if cap < MAX_SEARCH_GPUS else None
+        largest = _largest_plannable(cap, hw, plan)
+        if largest is not None:
+            return trace.derived("compute.gpus", largest,
+                                 "deadline unreachable within the GPU cap: the largest count that has a layout"), uncapped
+        raise Infeasible("gpu cap", f"no layout of the model fits on {cap:,} or fewer {hw.accelerator_id} GPUs")
+    if caps:
+        largest = _largest_plannable(cap, hw, plan)
+        if largest is None:
+            raise Infeasible("gpu cap", f"no layout of the model fits on {cap:,} or fewer {hw.accelerator_id} GPUs")
+        return trace.derived("compute.gpus", largest, "the most GPUs the cap or hall allows that have a layout"), None
     n = hw.gpus_per_node
     while n <= cap:
         if plan(n).best is not None:
-            return trace.derived("compute.gpus", n, "fewest whole nodes with a layout that fits in memory"), cache
+            return trace.derived("compute.gpus", n, "fewest whole nodes with a layout that fits in memory"), None
         n *= 2
-    raise Infeasible("memory", f"no layout fits on up to {cap:,} {hw.accelerator_id} GPUs: "
-                     f"{plan(n // 2).infeasible[1] if plan(n // 2).infeasible else ''}")
+    detail = plan(n // 2).infeasible
+    raise Infeasible("memory", f"no layout fits on up to {cap:,} {hw.accelerator_id} GPUs"
+                     + (f": {detail[1]}" if detail else ""))
+
+
+def _largest_plannable(cap: int, hw: Hardware, plan: Callable[[int], PlanResult]) -> int | None:
+    """The largest count on the GPU ladder at or below the cap whose planner search finds a layout."""
+    for n in reversed(gpu_ladder(hw.gpus_per_node, hw.gpus_per_node, cap)):
+        if plan(n).best is not None:
+            return n
+    return None
 
 
 def _parallelism_provenance(pins: ParallelismIntake, trace: Trace) -> None:
@@ -212,7 +251,7 @@ def add_infrastructure(spec: SystemSpec, w: TrainingWorkload, arch: ModelArch, h
         spec.objective.meets_target = bool(adjusted <= spec.objective.time_to_train_target_s)
 
 
-def compile_training(w: TrainingWorkload, catalog: Catalog) -> SystemSpec:
+def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives: bool = True) -> SystemSpec:
     trace = Trace()
     arch = resolve_model(w.model, trace, "model")
     run = resolve_run(w, arch, trace)
@@ -220,11 +259,16 @@ def compile_training(w: TrainingWorkload, catalog: Catalog) -> SystemSpec:
     check_precision(run.precision, hw)
     setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size, precision=run.precision)
     spec = SystemSpec(kind="training", name=w.name or arch.name)
+    needed: int | None = None
     try:
-        gpus, cache = choose_gpus(w, arch, run, setup, hw, trace)
+        gpus, needed = choose_gpus(w, arch, run, setup, hw, catalog, trace)
     except Infeasible as exc:
         spec.feasible, spec.binding_constraint = False, f"{exc.binding}: {exc.detail}"
         spec.objective = objective_layer(arch, run, None, w, trace)
+        spec.collisions = [{"constraint": exc.binding, "detail": exc.detail}]
+        if with_alternatives:
+            spec.alternatives = alternatives(
+                w, arch, spec, catalog, lambda v, c: compile_training(v, c, with_alternatives=False), None)
         spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
         return spec
     plan = search(arch, setup, hw, gpus, w.compute.parallelism, top_k=5)
@@ -235,10 +279,16 @@ def compile_training(w: TrainingWorkload, catalog: Catalog) -> SystemSpec:
     if best is None:
         binding, detail = plan.infeasible or ("memory", "no layout fits")
         spec.feasible, spec.binding_constraint = False, f"{binding}: {detail}"
+        spec.collisions = [{"constraint": binding, "detail": detail}]
     else:
         basis = "fp8 dense peak" if run.precision in ("fp8", "mxfp8") else (
             "fp4 dense peak" if run.precision == "nvfp4" else "bf16 dense peak")
         spec.compute = compute_layer(best, hw, w, gpus, trace, list(plan.warnings), basis)
         add_infrastructure(spec, w, arch, hw, catalog, best, run, trace)
+        spec.collisions = find_collisions(spec, w, needed)
+        if spec.collisions and with_alternatives:
+            spec.alternatives = alternatives(
+                w, arch, spec, catalog,
+                lambda v, c: compile_training(v, c, with_alternatives=False), needed)
     spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
     return spec

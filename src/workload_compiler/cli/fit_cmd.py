@@ -1,0 +1,72 @@
+"""`wkc fit`: watts to weights — what fits in a hall, what binds, and how long a model takes there."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ..catalog.loader import load_catalog
+from ..facility import Hall
+from ..intake.common import ModelIntake
+from ..intake.training import TrainingRun
+from ..report.format import format_value
+from ..spine.reverse import DEFAULT_SYSTEMS, fit_model_in_hall
+from ..units import parse_count, parse_duration
+from .common import out, user_errors
+
+
+def fit_command(
+    power: Annotated[str, typer.Option(help="power the hall delivers, e.g. 2MW")],
+    rack_power: Annotated[str, typer.Option(help="per-rack limit, e.g. 40kW")],
+    cooling: Annotated[str, typer.Option(help="air | rdhx | dlc | immersion")] = "air",
+    basis: Annotated[str, typer.Option(help="the power figure is 'facility' (with PUE) or 'it'")] = "facility",
+    pue: Annotated[float | None, typer.Option(help="PUE (default by cooling type, an assumption)")] = None,
+    floor_area: Annotated[float | None, typer.Option(help="floor area in m²")] = None,
+    gpu: Annotated[str | None, typer.Option(help="only systems with this accelerator id")] = None,
+    model: Annotated[str | None, typer.Option(help="a model preset to train in the hall")] = None,
+    tokens: Annotated[str | None, typer.Option(help="training tokens, e.g. 15T")] = None,
+    seq_len: Annotated[int | None, typer.Option(help="sequence length")] = None,
+    batch: Annotated[int | None, typer.Option(help="global batch size (sequences)")] = None,
+    precision: Annotated[str | None, typer.Option(help="bf16 | fp8 | ...")] = None,
+    deadline: Annotated[str | None, typer.Option(help="e.g. 30d: report the tokens trainable by then")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """How many GPUs of each system fit in a hall, what binds, and (with --model) the time to train."""
+    with user_errors():
+        catalog = load_catalog()
+        hall = Hall(power_w=power, power_basis=basis, rack_power_w=rack_power, cooling=cooling,  # type: ignore[arg-type]
+                    floor_area_m2=floor_area, pue=pue, gpu=catalog.accelerator(gpu).id if gpu else None)
+        run = TrainingRun(tokens=parse_count(tokens, "--tokens") if tokens else None, seq_len=seq_len,
+                          global_batch_size=batch, precision=precision)  # type: ignore[arg-type]
+        rows = fit_model_in_hall(hall, catalog, systems=DEFAULT_SYSTEMS,
+                                 model=ModelIntake(preset=model) if model else None, training=run,
+                                 deadline_s=parse_duration(deadline, "--deadline") if deadline else None)
+    if as_json:
+        print(json.dumps({"hall": hall.model_dump(mode="json"), "systems": rows}, indent=2))
+        return
+    table = Table(title=f"Hall: {format_value('power_w', hall.power_w)} ({basis}), "
+                        f"{format_value('rack_power_w', hall.rack_power_w)}/rack, {cooling}")
+    cols = ["system", "GPUs", "racks", "IT power", "facility power", "binds"]
+    if model:
+        cols += ["trains on", "time to train", "MFU"] + (["tokens by deadline"] if deadline else [])
+    for c in cols:
+        table.add_column(c, overflow="fold")
+    for r in rows:
+        cells = [r["system"], format_value("gpus", r["gpus"]), format_value("racks", r["racks"]),
+                 format_value("it_power_w", r["it_power_w"]), format_value("facility_power_w", r["facility_power_w"]),
+                 f"{r['binding']}: {r['detail']}"]
+        if model:
+            cells += [format_value("gpus", r.get("train_gpus")),
+                      format_value("time_to_train_s", r.get("time_to_train_s")) if r.get("time_to_train_s")
+                      else str(r.get("train_binding", "—")), format_value("mfu", r.get("mfu"))]
+            if deadline:
+                cells.append(format_value("tokens", r.get("tokens_by_deadline")))
+        table.add_row(*cells)
+    out.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("fit")(fit_command)

@@ -1,0 +1,158 @@
+"""Step time over GPU counts, strong and weak scaling, and the GPU count a target needs.
+
+time per step (g GPUs) = roofline(units / g) + communication(g), or, for classes whose look-ahead
+hides communication (dense LU), max(roofline, communication) + io. Strong scaling keeps the
+problem and adds GPUs; weak scaling grows the problem with the GPUs so that device memory per GPU
+stays constant (units ~ g, or N ~ sqrt(g) for a dense matrix).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..perf.layout import FloatArray
+from .classes import Profile
+from .comm import comm_times
+from .device import Device
+from .io import IoLoad, io_time_per_step
+from .roofline import kernel_time
+
+# ASSUMED: share of HBM an application may fill (runtime context, allocator slack, MPI buffers).
+USABLE_HBM_FRACTION = 0.90
+MAX_GPUS = 1 << 20
+
+STEP_FORMULA = "time per step = roofline(units/g) + exposed communication(g) + io (hpc/scaling.py)"
+ProfileFor = Callable[[float], Profile]
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepBreakdown:
+    """Seconds per step for each GPU count in `gpus` (arrays of one shape)."""
+
+    gpus: FloatArray
+    compute_s: FloatArray
+    memory_s: FloatArray
+    launch_s: FloatArray
+    network_s: FloatArray               # exposed communication
+    io_s: FloatArray
+    comm_by_pattern_s: dict[str, FloatArray]
+
+    @property
+    def total_s(self) -> FloatArray:
+        return np.asarray(self.compute_s + self.memory_s + self.launch_s + self.network_s + self.io_s)
+
+    def bound(self, i: int = 0) -> str:
+        """What dominates step i: compute | memory | network | io (launch counts as compute)."""
+        parts = {"compute": self.compute_s.flat[i] + self.launch_s.flat[i], "memory": self.memory_s.flat[i],
+                 "network": self.network_s.flat[i], "io": self.io_s.flat[i]}
+        return max(parts, key=lambda k: parts[k])
+
+
+def step_times(profile: Profile, device: Device, units: float, gpus: Any,
+               io: IoLoad | None = None) -> StepBreakdown:
+    g = np.atleast_1d(np.asarray(gpus, dtype=np.float64))
+    kt = kernel_time(profile, device, units / g)
+    comms = comm_times(profile, device, units, g)
+    comm = sum(comms.values(), np.zeros_like(g))
+    exposed = np.maximum(comm - kt.total_s, 0.0) if profile.overlap_communication else comm
+    return StepBreakdown(gpus=g, compute_s=kt.compute_s, memory_s=kt.memory_s, launch_s=kt.launch_s,
+                         network_s=np.asarray(exposed), io_s=io_time_per_step(io, g, kt.total_s + exposed),
+                         comm_by_pattern_s=comms)
+
+
+def memory_per_gpu_bytes(profile: Profile, units: float, gpus: Any) -> FloatArray:
+    return np.asarray(profile.memory_per_unit_bytes * units / np.asarray(gpus, dtype=np.float64))
+
+
+def min_gpus_for_memory(profile: Profile, device: Device, units: float) -> int:
+    """Fewest GPUs whose usable HBM holds the problem: ceil(memory / (HBM x usable share))."""
+    need = profile.memory_per_unit_bytes * units / (device.memory_bytes * USABLE_HBM_FRACTION)
+    return max(1, math.ceil(need - 1e-9))
+
+
+def candidate_gpus(device: Device, lo: int = 1, hi: int = MAX_GPUS) -> FloatArray:
+    """GPU counts worth trying: powers of two up to a node, then whole nodes in ~19% steps."""
+    node = device.gpus_per_node
+    counts = {2**k for k in range(0, 21) if 2**k < node} | {node}
+    nodes = 1.0
+    while nodes * node <= hi:
+        counts.add(int(round(nodes)) * node)
+        nodes = max(nodes + 1, nodes * 1.19)
+    return np.array(sorted(c for c in counts if lo <= c <= hi), dtype=np.float64)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TargetResult:
+    gpus: int | None                 # fewest GPUs that meet the target; None if none does
+    best_gpus: int                   # count with the shortest step among the candidates
+    best_step_s: float
+    binding: str | None              # why no count meets the target
+    detail: str | None
+
+
+def gpus_for_step_target(profile: Profile, device: Device, units: float, step_target_s: float,
+                         lo: int, hi: int, io: IoLoad | None = None) -> TargetResult:
+    """Fewest GPUs in [lo, hi] with a step time at or under the target; otherwise the binding."""
+    g = candidate_gpus(device, lo, hi)
+    if g.size == 0:
+        g = np.array([float(lo)])
+    b = step_times(profile, device, units, g, io)
+    t = b.total_s
+    best = int(np.argmin(t))
+    ok = np.nonzero(t <= step_target_s)[0]
+    if ok.size:
+        return TargetResult(gpus=int(g[ok[0]]), best_gpus=int(g[best]), best_step_s=float(t[best]),
+                            binding=None, detail=None)
+    bound = b.bound(best)
+    share = {"network": b.network_s, "memory": b.memory_s, "compute": b.compute_s + b.launch_s,
+             "io": b.io_s}[bound].flat[best] / t[best]
+    if best == g.size - 1 and hi < MAX_GPUS:
+        binding = "compute.max_gpus"
+        detail = (f"at the cap of {int(g[best])} GPUs a step takes {t[best]:.3g} s, over the "
+                  f"{step_target_s:.3g} s the target allows")
+    else:
+        patterns = ", ".join(sorted(b.comm_by_pattern_s)) or "no"
+        what = f"{patterns} communication" if bound == "network" else f"{bound} time"
+        binding = "strong_scaling"
+        detail = (f"strong scaling saturates at {int(g[best])} GPUs ({t[best]:.3g} s per step, target "
+                  f"{step_target_s:.3g} s): {what} dominates ({share:.0%} of the step)")
+    return TargetResult(gpus=None, best_gpus=int(g[best]), best_step_s=float(t[best]), binding=binding,
+                        detail=detail)
+
+
+def strong_scaling(profile: Profile, device: Device, units: float, g0: int,
+                   gpus: Any) -> list[dict[str, float]]:
+    """Rows {gpus, time_per_step_s, speedup, efficiency}, efficiency = t(g0) g0 / (t(g) g)."""
+    g = np.atleast_1d(np.asarray(gpus, dtype=np.float64))
+    t = step_times(profile, device, units, g).total_s
+    t0 = float(step_times(profile, device, units, g0).total_s[0])
+    return [{"gpus": int(gi), "time_per_step_s": float(ti), "speedup": t0 / float(ti),
+             "efficiency": t0 * g0 / (float(ti) * float(gi))} for gi, ti in zip(g, t, strict=True)]
+
+
+def weak_scaling(profile_for: ProfileFor, device: Device, units: float, g0: int, exponent: int,
+                 gpus: Any) -> list[dict[str, float]]:
+    """Rows {gpus, units, time_per_step_s, efficiency}: memory per GPU held at the g0 value;
+    efficiency = t(g0) / t(g)."""
+    rows: list[dict[str, float]] = []
+    t0 = float(step_times(profile_for(units), device, units, g0).total_s[0])
+    for gi in np.atleast_1d(np.asarray(gpus, dtype=np.float64)):
+        u = units * (gi / g0) ** (1.0 / exponent)
+        ti = float(step_times(profile_for(u), device, u, gi).total_s[0])
+        rows.append({"gpus": int(gi), "units": float(u), "time_per_step_s": ti, "efficiency": t0 / ti})
+    return rows
+
+
+def scaling_counts(device: Device, g0: int, chosen: int, hi: int) -> list[int]:
+    """g0, then doublings up to 16x the chosen count (or the cap), always including `chosen`."""
+    counts = {g0, chosen}
+    g = g0
+    while g < min(16 * max(chosen, g0), hi):
+        g *= 2
+        counts.add(min(g, hi))
+    return sorted(counts)

@@ -1,0 +1,129 @@
+"""The HPC / simulation intake (`kind: hpc`).
+
+A solver class, a problem size in the class's unit, and what the run must do (steps, or a
+simulated time and a timestep) by when. Everything else is optional: the class defaults fill it
+(hpc/classes.py) and each fill is listed as an assumption.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, ConfigDict, Field
+
+from ..errors import InputError
+from ..hpc.classes import HpcPrecision, SolverClass
+from ..units import Bytes, Count, Seconds, parse_bytes, parse_count, parse_duration
+from .common import Strict
+
+_SIM_UNITS = {"fs": 1e-15, "ps": 1e-12, "ns": 1e-9}
+
+
+def parse_sim_time(value: Any, field: str = "value") -> float:
+    """'2fs' -> 2e-15 s, '1us', '100ns', '10y' (365 d), '30s'. A bare number is seconds."""
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*([0-9.]+(?:[eE][+-]?\d+)?)\s*(fs|ps|ns)\s*", value)
+        if m:
+            return float(m.group(1)) * _SIM_UNITS[m.group(2)]
+    return parse_duration(value, field)
+
+
+def parse_size(value: Any, field: str = "problem.size") -> float:
+    """'1M' -> 1e6, '512^3' -> 134217728, '1024x512x256' -> their product."""
+    if isinstance(value, str) and "^" in value:
+        base, _, exp = value.partition("^")
+        return parse_count(base.strip(), field) ** parse_count(exp.strip(), field)
+    if isinstance(value, str) and re.fullmatch(r"[^x]+(x[^x]+)+", value.strip()):
+        return math.prod(parse_count(p.strip(), field) for p in value.split("x"))
+    return parse_count(value, field)
+
+
+def parse_byte_rate(value: Any, field: str = "value") -> float:
+    """'2GB/s' -> 2e9 bytes/s; a bare number is bytes/s."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text.endswith("/s"):
+            raise InputError(field, value, "a byte rate such as 2GB/s or 500MB/s")
+        return parse_bytes(text[:-2], field)
+    return parse_bytes(value, field)
+
+
+def _v(parser: Any) -> BeforeValidator:
+    return BeforeValidator(lambda v: v if v is None else parser(v))
+
+
+SimTime = Annotated[float, _v(parse_sim_time)]
+ProblemSize = Annotated[float, _v(parse_size)]
+ByteRate = Annotated[float, _v(parse_byte_rate)]
+CommPatternIntake = Literal["halo", "all_to_all", "all_reduce"]
+
+
+class HpcApplication(Strict):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    solver_class: SolverClass = Field(alias="class")
+    code: str | None = Field(default=None, description="the code, e.g. GROMACS (informational)")
+    neighbors_per_atom: float | None = Field(default=None, gt=0, description="MD: atoms inside the cut-off")
+    cutoff_nm: float | None = Field(default=None, gt=0, description="MD: non-bonded cut-off, nm")
+    iterations_per_step: float | None = Field(default=None, gt=0, description="cfd_fv: Krylov iterations")
+    levels: int | None = Field(default=None, gt=0, description="weather_climate: vertical levels")
+    transforms_per_step: float | None = Field(default=None, gt=0, description="fft_spectral: 3-D FFTs")
+
+
+class HpcProblem(Strict):
+    size: ProblemSize = Field(gt=0, description="units of the class: cells, atoms, grid points, N")
+    unit: str | None = None
+
+
+class HpcProfile(Strict):
+    flops_per_unit_step: Count | None = Field(default=None, ge=0)
+    bytes_per_unit_step: Bytes | None = Field(default=None, ge=0)
+
+
+class HpcCommunication(Strict):
+    pattern: CommPatternIntake | list[CommPatternIntake] | None = None
+    exchanges_per_step: float | None = Field(default=None, gt=0)
+    halo_bytes_per_surface_unit: Bytes | None = Field(default=None, gt=0)
+    bytes_per_unit: Bytes | None = Field(default=None, gt=0, description="all_to_all: per unit per transpose")
+    message_bytes: Bytes | None = Field(default=None, gt=0, description="all_reduce: per message")
+
+
+class HpcTarget(Strict):
+    time_to_solution: Seconds | None = Field(default=None, gt=0)
+    ns_per_day: float | None = Field(default=None, gt=0, description="MD: simulated ns per day")
+    simulated_years_per_day: float | None = Field(default=None, gt=0, description="climate: SYPD")
+
+
+class HpcIo(Strict):
+    output_bytes_per_step: Bytes | None = Field(default=None, ge=0)
+    output_bytes_per_unit: Bytes | None = Field(default=None, ge=0, description="per output frame")
+    output_every_n_steps: int | None = Field(default=None, ge=1)
+    checkpoint_every: Seconds | None = Field(default=None, gt=0)
+    checkpoint_bytes_per_unit: Bytes | None = Field(default=None, ge=0)
+    scratch_write_bandwidth_per_node: ByteRate | None = Field(default=None, gt=0)
+
+
+class HpcCompute(Strict):
+    accelerator: str | None = None
+    system: str | None = None
+    gpus: int | None = Field(default=None, ge=1)
+    max_gpus: int | None = Field(default=None, ge=1, description="a cap: the search stays at or below it")
+
+
+class HpcWorkload(Strict):
+    kind: Literal["hpc"]
+    name: str | None = None
+    application: HpcApplication
+    problem: HpcProblem
+    profile: HpcProfile = Field(default_factory=HpcProfile)
+    precision: HpcPrecision | None = None
+    steps: Count | None = Field(default=None, gt=0)
+    simulated_time: SimTime | None = Field(default=None, gt=0)
+    timestep: SimTime | None = Field(default=None, gt=0)
+    target: HpcTarget = Field(default_factory=HpcTarget)
+    communication: HpcCommunication = Field(default_factory=HpcCommunication)
+    compute: HpcCompute = Field(default_factory=HpcCompute)
+    io: HpcIo = Field(default_factory=HpcIo)
+    memory_per_unit_bytes: Bytes | None = Field(default=None, gt=0)

@@ -1,0 +1,114 @@
+"""The serving step model against the NVIDIA TensorRT-LLM perf-overview tables (v1.0-era,
+docs/source/performance/perf-overview.md @00f37686; trtllm-bench offline max throughput, FP8
+checkpoints), as copied in /work/shared/calibration/inference_public.yaml `entries`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workload_compiler.arch.presets import preset_arch
+from workload_compiler.catalog.loader import load_catalog
+from workload_compiler.inference.device import serving_device
+from workload_compiler.inference.engines import engine
+from workload_compiler.inference.layout import ServingLayout
+from workload_compiler.inference.model import served_model
+from workload_compiler.inference.performance import step_time
+from workload_compiler.validation.inference_records import (
+    ThroughputCase,
+    predict_throughput,
+    trtllm_bench_caps,
+)
+
+CALIBRATION = Path("/work/shared/calibration")
+
+
+def _case(preset: str, acc: str, tp: int, isl: int, osl: int, published: float) -> ThroughputCase:
+    m = served_model(preset_arch(preset), "fp8", "fp8")
+    dev = serving_device(load_catalog(), acc, None, "fp8", "fp8").device
+    bs, tokens = trtllm_bench_caps(m, tp, 1, isl, osl, dev.hw.hbm_bytes)
+    eng = replace(engine("trtllm"), memory_fraction=0.95, max_batch_size=bs, max_num_tokens=tokens)
+    ep = tp if m.arch.is_moe else 1
+    return ThroughputCase(id="t", group="t", model=m, device=dev, layout=ServingLayout.of(tp=tp, ep=ep),
+                          engine=eng, isl=isl, osl=osl, published=published, assumptions=())
+
+
+@pytest.mark.parametrize(("preset", "acc", "tp", "isl", "osl", "published"), [
+    # perf-overview "Llama 3.3 70B" table, H200 TP1 (FP8) column, 1000/1000 row: 2,909 tok/s
+    ("llama3.3-70b", "h200-sxm", 1, 1000, 1000, 2909.0),
+    # same table, H100 TP2 column, 2048/2048 row: 3,082 total = 1,541 per GPU
+    ("llama3.3-70b", "h100-sxm", 2, 2048, 2048, 1541.0),
+    # "Llama 3.1 8B" table, H100 TP1, 128/2048: 22,714 tok/s (memory-bound decode, KV-limited)
+    ("llama3.1-8b", "h100-sxm", 1, 128, 2048, 22714.0),
+    # "Llama 3.1 8B" table, H200 TP1, 2048/128: 3,538 tok/s (prefill, compute-bound)
+    ("llama3.1-8b", "h200-sxm", 1, 2048, 128, 3538.0),
+    # "Llama 3.1 405B" table, H100 TP8, 2048/2048: 2,296 total = 287 per GPU
+    ("llama3.1-405b", "h100-sxm", 8, 2048, 2048, 287.0),
+    # "Qwen3-235B-A22B" table (MoE), H200 TP8, 1000/2000: 22,061 total = 2,757.6 per GPU
+    ("qwen3-235b-a22b", "h200-sxm", 8, 1000, 2000, 2757.6),
+])
+def test_published_rows_within_15_percent(preset: str, acc: str, tp: int, isl: int, osl: int,
+                                          published: float) -> None:
+    predicted, _ = predict_throughput(_case(preset, acc, tp, isl, osl, published))
+    assert predicted == pytest.approx(published, rel=0.15)
+
+
+@pytest.mark.skipif(not CALIBRATION.exists(), reason="shared calibration data not mounted")
+def test_all_trtllm_rows_mape_at_most_8_percent() -> None:
+    """Goal of the issue: MAPE <= 8% on the 77 H100/H200 rows; dense and MoE reported apart."""
+    from workload_compiler.validation.inference_records import inference_rows
+    rows, _ = inference_rows(CALIBRATION)
+    tput = [r for r in rows if r.quantity == "output_tokens_per_s_per_gpu"]
+    assert len(tput) == 77
+    errors = np.array([abs(r.error) for r in tput])
+    dense = np.array([abs(r.error) for r in tput if r.group == "trtllm_dense"])
+    assert errors.mean() <= 0.08
+    assert dense.mean() <= 0.08
+    assert errors.max() <= 0.35   # the worst row is reported, and bounded
+
+
+def test_decode_is_memory_bound_and_prefill_compute_bound() -> None:
+    """At batch 1 a step streams the weights (memory time >> FLOP time); a 8k-token prefill
+    chunk is FLOP-bound. Llama 3.3 70B FP8 on one H200."""
+    m = served_model(preset_arch("llama3.3-70b"), "fp8", "fp8")
+    dev = serving_device(load_catalog(), "h200-sxm", None, "fp8", "fp8").device
+    lay = ServingLayout.of()
+    dec = step_time(m, dev, lay, decode_seqs=1, prefill_tokens=0, decode_context=1024, prefill_context=0)
+    pre = step_time(m, dev, lay, decode_seqs=0, prefill_tokens=8192, decode_context=0, prefill_context=8192)
+    assert float(dec.memory_s) > 10 * float(dec.compute_s)
+    assert float(pre.compute_s) > 10 * float(pre.memory_s)
+    # Batch-1 TPOT floor: ~72.7 GB of weights over 4.8 TB/s is >= 15 ms whatever the efficiency.
+    assert float(dec.total_s) >= m.weight_bytes / dev.hw.hbm_bandwidth_bytes_per_s
+
+
+def test_step_time_grows_with_batch_and_context_and_tp_adds_all_reduce() -> None:
+    m = served_model(preset_arch("llama3.3-70b"), "fp8", "fp8")
+    dev = serving_device(load_catalog(), "h100-sxm", None, "fp8", "fp8").device
+    lay = ServingLayout.of(tp=np.array([[1], [2], [4], [8]]))
+    b = np.array([[1, 8, 64, 256]])
+    st = step_time(m, dev, lay, decode_seqs=b, prefill_tokens=0, decode_context=2048, prefill_context=0)
+    assert np.all(np.diff(st.total_s, axis=1) > 0)
+    assert np.all(st.communication_s[1:] > 0) and float(st.communication_s[0, 0]) == 0.0
+    longer = step_time(m, dev, lay, decode_seqs=b, prefill_tokens=0, decode_context=8192, prefill_context=0)
+    assert np.all(longer.total_s > st.total_s)
+    # Decode all-reduce is latency-bound: at batch 1 it costs ~2 per layer x alpha, not bytes.
+    per_layer = float(st.communication_s[3, 0]) / (2 * m.arch.layers)
+    assert 10e-6 < per_layer < 100e-6
+
+
+def test_more_hbm_bandwidth_speeds_decode_not_prefill() -> None:
+    """H100 and H200 share the FP8 peak (1,979 TFLOP/s) but not HBM (3.35 vs 4.8 TB/s)."""
+    m = served_model(preset_arch("llama3.1-8b"), "fp8", "fp8")
+    cat = load_catalog()
+    h100 = serving_device(cat, "h100-sxm", None, "fp8", "fp8").device
+    h200 = serving_device(cat, "h200-sxm", None, "fp8", "fp8").device
+    lay = ServingLayout.of()
+    kw = dict(decode_seqs=64, prefill_tokens=0, decode_context=2048, prefill_context=0)
+    assert float(step_time(m, h200, lay, **kw).total_s) < 0.8 * float(step_time(m, h100, lay, **kw).total_s)
+    kw = dict(decode_seqs=0, prefill_tokens=16384, decode_context=0, prefill_context=2048)
+    ratio = float(step_time(m, h200, lay, **kw).total_s) / float(step_time(m, h100, lay, **kw).total_s)
+    assert ratio == pytest.approx(1.0, abs=0.05)

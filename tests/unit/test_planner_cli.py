@@ -1,0 +1,73 @@
+"""`wkc plan`: JSON contract, exit codes, the binding constraint in the message."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from typer.testing import CliRunner
+
+from workload_compiler.cli.main import app
+
+runner = CliRunner()
+GPT3: dict[str, Any] = {"kind": "training", "name": "gpt3", "model": {"preset": "gpt3-175b"},
+        "training": {"tokens": "300B", "seq_len": 2048, "global_batch_size": 1536, "precision": "bf16"},
+        "compute": {"accelerator": "a100-sxm-80gb"}}
+LAYOUT_KEYS = {"tp", "pp", "dp", "cp", "ep", "vp", "micro_batch_size", "recompute", "zero_stage",
+               "sequence_parallel", "step_time_s", "step_breakdown_s", "tokens_per_s", "mfu",
+               "memory_per_gpu_bytes", "memory_breakdown_bytes"}
+
+
+def _write(tmp_path: Path, doc: dict[str, Any]) -> str:
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+def test_plan_json_has_the_documented_keys(tmp_path: Path) -> None:
+    doc = GPT3 | {"compute": {"accelerator": "a100-sxm-80gb", "gpus": 1024,
+                              "parallelism": {"pp": 8, "recompute": "full"}}}
+    r = runner.invoke(app, ["plan", _write(tmp_path, doc), "--json", "--top", "3"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert 1 <= len(out["layouts"]) <= 3
+    for layout in out["layouts"]:
+        assert set(layout) >= LAYOUT_KEYS
+        assert layout["pp"] == 8 and layout["recompute"] == "full"
+        assert layout["tp"] * layout["pp"] * layout["dp"] * layout["cp"] == 1024
+    s = out["search"]
+    assert s["evaluated"] == sum(s["rejected"].values()) + s["feasible"]
+    assert s["seconds"] >= 0
+    assert out["fewest_gpus_to_hold"]["binding_term"] == "optimizer"
+
+
+def test_plan_table_lists_layouts_and_rejections(tmp_path: Path) -> None:
+    doc = GPT3 | {"compute": {"accelerator": "a100-sxm-80gb", "gpus": 64}}
+    r = runner.invoke(app, ["plan", _write(tmp_path, doc)])
+    assert r.exit_code == 0, r.output
+    assert "rejected layouts" in r.stdout and "tp exceeds scale-up domain" in r.stdout
+    assert "fewest GPUs that can hold the model" in r.stdout
+
+
+def test_too_few_gpus_is_infeasible_and_names_model_state(tmp_path: Path) -> None:
+    doc = GPT3 | {"compute": {"accelerator": "a100-sxm-80gb", "gpus": 8}}
+    r = runner.invoke(app, ["plan", _write(tmp_path, doc)])
+    assert r.exit_code == 3
+    assert "per replica" in r.output and "8 x a100-sxm-80gb hold 640.00 GB" in r.output
+    assert "Traceback" not in r.output
+
+
+def test_no_count_and_no_deadline_is_an_input_error(tmp_path: Path) -> None:
+    r = runner.invoke(app, ["plan", _write(tmp_path, GPT3)])
+    assert r.exit_code == 2
+    assert "compute.gpus" in r.output
+
+
+def test_a_deadline_beyond_the_cap_names_the_compute_bound(tmp_path: Path) -> None:
+    doc = GPT3 | {"target": {"time_to_train": "1d"},
+                  "compute": {"accelerator": "a100-sxm-80gb", "max_gpus": 64}}
+    r = runner.invoke(app, ["plan", _write(tmp_path, doc)])
+    assert r.exit_code == 3
+    assert "100% of the dense peak" in r.output
