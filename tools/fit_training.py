@@ -28,11 +28,10 @@ from workload_compiler.validation.training_records import TrainingCase, load_rec
 # name -> (lower bound, upper bound); all fields of TrainingConstants may be fitted.
 BOUNDS: dict[str, tuple[float, float]] = {
     "gemm_e_max": (0.3, 1.0),
-    "gemm_balance_mult": (0.0, 20.0),
     "gemm_kernel_overhead_s": (0.0, 5e-4),
     "attention_eff": (0.1, 1.0),
     "elementwise_mult": (0.0, 10.0),
-    "tp_overlap_exposed": (0.0, 1.0),
+    "tp_exposed": (0.0, 1.0),
     "overlap_contention": (0.0, 1.0),
 }
 

@@ -17,9 +17,9 @@ def compile_workload(workload: BaseModel, catalog: Catalog | None = None) -> Sys
         from .spine.training import compile_training
         return compile_training(workload, cat)  # type: ignore[arg-type]
     if kind == "inference":
-        from .spine.inference import compile_inference_spec
+        from .spine.serving import compile_inference_spec
         return compile_inference_spec(workload, cat)  # type: ignore[arg-type]
     if kind == "hpc":
-        from .spine.hpc import compile_hpc_spec
+        from .spine.serving import compile_hpc_spec
         return compile_hpc_spec(workload, cat)  # type: ignore[arg-type]
     raise InputError("kind", kind, "one of: training, inference, hpc")

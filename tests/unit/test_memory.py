@@ -40,7 +40,8 @@ MOE = ModelArch(name="dsv3-like", layers=12, hidden_size=2048, attention_heads=1
                 mla_q_lora_rank=768, mla_kv_lora_rank=256, mla_qk_nope_head_dim=64,
                 mla_qk_rope_head_dim=32, mla_v_head_dim=64, mtp_layers=1, tied_embeddings=True)
 SETUP = TrainingSetup(seq_len=4096, global_batch_size=1024, precision="bf16")
-DEFAULT: dict[str, Any] = dict(tp=1, pp=1, dp=8, cp=1, ep=1, etp=1, vp=1, mbs=1, recompute=2, sp=False, zero=0)
+DEFAULT: dict[str, Any] = dict(tp=1, pp=1, dp=8, cp=1, ep=1, etp=1, vp=1, mbs=1, recompute=2, sp=False,
+                               zero=0)
 
 
 def lay(**kw: Any) -> Layout:
@@ -186,12 +187,13 @@ def test_terms_add_up_and_shapes_broadcast() -> None:
 
 def test_bad_input_is_named() -> None:
     with pytest.raises(InputError, match="precision"):
-        training_memory_bytes(LLAMA70, TrainingSetup(seq_len=4096, global_batch_size=8, precision="int3"), lay())
-    with pytest.raises(InputError, match="layout.tp"):
+        training_memory_bytes(LLAMA70, TrainingSetup(seq_len=4096, global_batch_size=8, precision="int3"),
+                              lay())
+    with pytest.raises(InputError, match=r"layout\.tp"):
         training_memory_bytes(LLAMA70, SETUP, lay(tp=[1, 0]))
-    with pytest.raises(InputError, match="layout.recompute"):
+    with pytest.raises(InputError, match=r"layout\.recompute"):
         training_memory_bytes(LLAMA70, SETUP, lay(recompute=3))
-    with pytest.raises(InputError, match="layout.zero"):
+    with pytest.raises(InputError, match=r"layout\.zero"):
         training_memory_bytes(LLAMA70, SETUP, lay(zero=-1))
 
 
@@ -208,7 +210,7 @@ precisions = st.sampled_from(["bf16", "fp8", "fp16", "nvfp4"])
 
 def _valid(kw: dict[str, Any]) -> bool:
     """ep * etp must divide tp * cp * dp (Megatron-Core MoE parallel folding)."""
-    return (kw["tp"] * kw["cp"] * kw["dp"]) % (kw["ep"] * kw["etp"]) == 0
+    return bool((kw["tp"] * kw["cp"] * kw["dp"]) % (kw["ep"] * kw["etp"]) == 0)
 
 
 def _setup(precision: str) -> TrainingSetup:
@@ -270,8 +272,8 @@ def test_one_million_layouts_fast() -> None:
     shared 2-core VM); asserted loosely so a loaded machine does not fail it."""
     n = 1_000_000
     rng = np.random.default_rng(0)
-    grid = Layout.of(tp=2 ** rng.integers(0, 4, n), pp=2 ** rng.integers(0, 5, n), dp=2 ** rng.integers(0, 8, n),
-                     cp=2 ** rng.integers(0, 2, n), ep=1, etp=1, vp=rng.integers(1, 3, n),
+    grid = Layout.of(tp=2 ** rng.integers(0, 4, n), pp=2 ** rng.integers(0, 5, n),
+                     dp=2 ** rng.integers(0, 8, n), cp=2 ** rng.integers(0, 2, n), ep=1, etp=1, vp=rng.integers(1, 3, n),
                      mbs=2 ** rng.integers(0, 3, n), recompute=rng.integers(0, 3, n),
                      sp=rng.integers(0, 2, n).astype(bool), zero=rng.integers(0, 4, n))
     t0 = time.process_time()

@@ -35,27 +35,15 @@ from .layout import FloatArray
 HBM_EFFICIENCY = 0.86
 
 
-def arithmetic_intensity(m: Any, n: Any, k: Any, bytes_per_element: float) -> FloatArray:
-    """FLOP per compulsory HBM byte of an (m x k) @ (k x n) GEMM: 2mnk / (b (mk + kn + mn))."""
-    m, n, k = (np.asarray(x, dtype=np.float64) for x in (m, n, k))
-    return np.asarray(2.0 * m * n * k / (bytes_per_element * (m * k + k * n + m * n)))
+def gemm_efficiency(flops: Any, *, peak_flops: float, e_max: float, kernel_overhead_s: float) -> FloatArray:
+    """Fraction of `peak_flops` one GEMM kernel of `flops` FLOPs sustains: e_max * F / (F + F0)."""
+    f = np.asarray(flops, dtype=np.float64)
+    return np.asarray(e_max * f / (f + e_max * peak_flops * kernel_overhead_s))
 
 
-def gemm_efficiency(m: Any, n: Any, k: Any, *, bytes_per_element: float, peak_flops: float,
-                    hbm_bytes_per_s: float, e_max: float, balance_mult: float) -> FloatArray:
-    """Fraction of `peak_flops` an (m, n, k) GEMM sustains, before its fixed kernel cost:
-    e_max * AI / (AI + c * peak / HBM_bw)."""
-    ai = arithmetic_intensity(m, n, k, bytes_per_element)
-    return np.asarray(e_max * ai / (ai + balance_mult * peak_flops / hbm_bytes_per_s))
-
-
-def gemm_time_s(m: Any, n: Any, k: Any, *, bytes_per_element: float, peak_flops: float,
-                hbm_bytes_per_s: float, e_max: float, balance_mult: float, kernel_overhead_s: float) -> FloatArray:
-    """Time of one (m, n, k) GEMM kernel: 2mnk / (eff * peak) + t0."""
-    eff = gemm_efficiency(m, n, k, bytes_per_element=bytes_per_element, peak_flops=peak_flops,
-                          hbm_bytes_per_s=hbm_bytes_per_s, e_max=e_max, balance_mult=balance_mult)
-    flops = 2.0 * np.asarray(m, dtype=np.float64) * np.asarray(n) * np.asarray(k)
-    return np.asarray(flops / (eff * peak_flops) + kernel_overhead_s)
+def gemm_time_s(flops: Any, *, peak_flops: float, e_max: float, kernel_overhead_s: float) -> FloatArray:
+    """Time of one GEMM kernel of `flops` FLOPs: F / (e_max * peak) + t0."""
+    return np.asarray(np.asarray(flops, dtype=np.float64) / (e_max * peak_flops) + kernel_overhead_s)
 
 
 def memory_bound_s(bytes_moved: Any, hbm_bytes_per_s: float) -> FloatArray:

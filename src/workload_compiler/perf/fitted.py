@@ -13,20 +13,18 @@ class TrainingConstants:
     """The few numbers fitted across the calibration set (never per model, source or record)."""
 
     gemm_e_max: float            # best fraction of the dense peak a large GEMM sustains
-    gemm_balance_mult: float     # c in eff = e_max * AI / (AI + c * peak / HBM_bw)
     gemm_kernel_overhead_s: float  # fixed cost of one GEMM kernel (launch gaps, tails)
     attention_eff: float         # flash-attention core: fraction of the BF16 dense peak
     elementwise_mult: float      # multiplier on the counted bytes of the memory-bound kernels
-    tp_overlap_exposed: float    # share of TP communication left exposed when it is overlapped
+    tp_exposed: float            # share of tensor-parallel communication left exposed
     overlap_contention: float    # share of overlapped communication that still costs time
 
 
 FITTED = TrainingConstants(
     gemm_e_max=0.6884,
-    gemm_balance_mult=1.0,
     gemm_kernel_overhead_s=6.694e-06,
     attention_eff=0.3465,
     elementwise_mult=1.682,
-    tp_overlap_exposed=0.5,
+    tp_exposed=0.5,
     overlap_contention=0.322,
 )

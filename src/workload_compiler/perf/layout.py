@@ -75,9 +75,6 @@ class TrainingSetup:
     # Fused (FlashAttention-style) attention core. False = the pre-2022 unfused path: QK^T and AV as
     # batched GEMMs plus a memory-bound softmax/dropout over the s x s scores (Megatron-LM 2021-22).
     flash_attention: bool = True
-    # Tensor-parallel collectives chunked and overlapped with the GEMMs they feed (Megatron-Core
-    # --tp-comm-overlap / userbuffers, torchtitan async TP). False = they run between the GEMMs.
-    tp_comm_overlap: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -119,8 +119,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
 
     def gemm(m: FloatArray, n: FloatArray, kk: FloatArray) -> FloatArray:
         """One GEMM kernel of (m x kk) @ (kk x n) on one GPU."""
-        return gemm_time_s(m, n, kk, bytes_per_element=b, peak_flops=peak, hbm_bytes_per_s=hbm,
-                           e_max=k.gemm_e_max, balance_mult=k.gemm_balance_mult,
+        return gemm_time_s(2.0 * m * n * kk, peak_flops=peak, e_max=k.gemm_e_max,
                            kernel_overhead_s=k.gemm_kernel_overhead_s)
 
     s: LayerShapes = layer_shapes(arch)
@@ -182,12 +181,9 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
                                + k.elementwise_mult * loss_bytes / pp, hbm)
 
     # Tensor parallel: per layer 2 all-reduces forward, 2 backward, 2 more under full recompute (with
-    # sequence parallelism each is a reduce-scatter + all-gather: the same bytes). Overlapped with
-    # the layer's GEMMs when the framework chunks them (setup.tp_comm_overlap).
-    tp_layer = (4.0 + 2.0 * full) * coll.group_all_reduce_s(tok * h * 2.0, tp, 1, hw)
-    if setup.tp_comm_overlap:
-        tp_layer = k.tp_overlap_exposed * tp_layer
-    tp_mb = layers * tp_layer
+    # sequence parallelism each is a reduce-scatter + all-gather: the same bytes). A fitted share
+    # stays exposed (some frameworks overlap part of it with the GEMMs, most do not).
+    tp_mb = k.tp_exposed * layers * (4.0 + 2.0 * full) * coll.group_all_reduce_s(tok * h * 2.0, tp, 1, hw)
     kv_bytes = tok * s.kv_dim / np.minimum(tp, s.kv_heads_for_split) * 2.0
     bw, lat = coll.link_bw_latency(tp * cp, hw)
     hop = (cp - 1.0) * coll.p2p_s(kv_bytes, bw, lat) * (cp > 1)

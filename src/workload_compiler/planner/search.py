@@ -30,8 +30,9 @@ Progress = Callable[[int, int], None]
 
 MEMORY_REASON = "memory exceeds HBM"
 UNDEFINED_REASON = "step-time model gave no finite time"
-# 2^18 layouts: ~2 MB per int64 axis array; large enough that NumPy's per-call overhead vanishes.
-DEFAULT_CHUNK = 1 << 18
+# 2^17 layouts: 1 MB per int64 axis array. Large enough that NumPy's per-call overhead is small,
+# small enough to stay in cache (measured: 2^16..2^18 within noise on GPT-3; 2^20 is 15-50% slower).
+DEFAULT_CHUNK = 1 << 17
 
 
 def _compact(values: Values, idx: IntArray, keep: np.ndarray) -> tuple[Values, IntArray]:

@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..spine.result import SystemSpec
+from ..spine.result import SearchSummary, SystemSpec
 from .format import format_value
 
 LAYER_TITLES = {
@@ -64,7 +64,7 @@ def render(spec: SystemSpec, console: Console) -> None:
         data = doc.get(name)
         if data:
             console.print(Panel(layer_table(name, data, spec), title=heading, title_align="left"))
-    if spec.search:
+    if isinstance(spec.search, SearchSummary):
         rejected = ", ".join(f"{k}: {v:,}" for k, v in spec.search.rejected.items()) or "none"
         console.print(Panel(f"evaluated {spec.search.evaluated:,} layouts in {spec.search.seconds:.2f} s; "
                             f"rejected: {rejected}", title="Search", title_align="left"))

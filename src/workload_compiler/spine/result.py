@@ -102,7 +102,7 @@ class SystemSpec(Doc):
     facility: dict[str, Any] | None = None
     inference: dict[str, Any] | None = None
     hpc: dict[str, Any] | None = None
-    search: SearchSummary | None = None
+    search: SearchSummary | dict[str, Any] | None = None
     collisions: list[dict[str, Any]] = Field(default_factory=list)
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
     assumptions: list[Assumption] = Field(default_factory=list)

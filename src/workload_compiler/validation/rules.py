@@ -22,12 +22,10 @@ class GroupRule:
     sequence_parallel: bool = True     # whether TP > 1 runs implied sequence parallelism
     scale_out_bits_per_node: dict[str, float] = field(default_factory=dict)  # system override
     flash_attention: bool = True       # False: Megatron-LM 2021-22 unfused softmax attention
-    tp_comm_overlap: bool = False      # TP collectives overlapped with GEMMs (userbuffers)
 
 
-# NVIDIA performance recipes (NeMo, Megatron-Bridge, DGX Cloud) on H100: distributed optimizer,
-# TP communication overlap (userbuffers) on.
-_NVIDIA = GroupRule(zero=1, flops_definition=None, tp_comm_overlap=True)
+# NVIDIA performance recipes (NeMo, Megatron-Bridge, DGX Cloud) on H100: distributed optimizer.
+_NVIDIA = GroupRule(zero=1, flops_definition=None)
 GROUP_RULES: dict[str, GroupRule] = {
     # 2021 Megatron-LM: fp32 gradient all-reduce, no distributed optimizer, no sequence parallel.
     "narayanan2021": GroupRule(zero=0, flops_definition="narayanan_eq3", sequence_parallel=False,
@@ -35,13 +33,12 @@ GROUP_RULES: dict[str, GroupRule] = {
     "korthikanti2022": GroupRule(zero=0, flops_definition=None, flash_attention=False),
     # Megatron-Core README weak scaling: distributed optimizer and overlap flags on (record notes);
     # Megatron's selective recompute (--recompute-activations) assumed.
-    "megatron_core": GroupRule(zero=1, flops_definition="megatron_model", recompute_default=1,
-                               tp_comm_overlap=True),
+    "megatron_core": GroupRule(zero=1, flops_definition="megatron_model", recompute_default=1),
     # Llama 3 paper: FSDP sharding optimizer state and gradients = ZeRO-2; interleaved 1F1B.
     "llama3": GroupRule(zero=2, flops_definition="chowdhery", vp_default=2),
     "nemo2407": _NVIDIA,
     "nemo2502": _NVIDIA,
-    "nemo_longseq": GroupRule(zero=1, flops_definition="nemo_noncausal", tp_comm_overlap=True),
+    "nemo_longseq": GroupRule(zero=1, flops_definition="nemo_noncausal"),
     "mbridge": _NVIDIA,
     "dgxc": _NVIDIA,
     "torchtitan": GroupRule(zero=3, flops_definition=None, vp_default=2),

@@ -141,7 +141,7 @@ def _case(rec: dict[str, Any], hardware: HardwareLookup) -> TrainingCase:
                        sp=sp, zero=zero)
     setup = TrainingSetup(seq_len=int(rec["model"]["seq_len"]), global_batch_size=int(gbs),
                           precision=_precision(rec.get("precision"), notes),
-                          flash_attention=rule.flash_attention, tp_comm_overlap=rule.tp_comm_overlap)
+                          flash_attention=rule.flash_attention)
     try:
         hw = hardware(rec["hardware"]["accelerator"] or "")
     except InputError as exc:

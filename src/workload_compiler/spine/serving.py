@@ -1,0 +1,75 @@
+"""The inference and HPC archetypes through the same spine: their own objective/compute passes
+(inference/compile.py, hpc/compile.py), then the shared fabric, software and facility layers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..catalog.loader import Catalog
+from ..errors import InputError
+from ..intake.infrastructure import InfrastructureIntake
+from ..provenance import Trace
+from ..software import plan_software
+from .infrastructure import build_fabric, build_facility, layer_dict
+from .result import SystemSpec
+
+
+def _layers_below(spec: SystemSpec, workload: BaseModel, catalog: Catalog, kind: str, trace: Trace) -> None:
+    """Fabric, software and facility for the compute the archetype chose (gpus, system, layout)."""
+    w = workload if isinstance(workload, InfrastructureIntake) else InfrastructureIntake()
+    compute = spec.compute if isinstance(spec.compute, dict) else None
+    if not spec.feasible or not compute or not compute.get("gpus"):
+        return
+    system = catalog.system(compute.get("system") or catalog.default_system(compute["accelerator"]).id)
+    gpus = int(compute["gpus"])
+    par = compute.get("parallelism") or {}
+    tp, pp = int(par.get("tp", 1)), int(par.get("pp", 1))
+    layout = {"tp": tp, "pp": pp, "dp": max(1, gpus // (tp * pp)), "cp": 1, "ep": int(par.get("ep", 1)), "etp": 1}
+    try:
+        if tp * pp * layout["dp"] == gpus and gpus > system.gpus_per_node:
+            fabric, switch = build_fabric(system, catalog, w, gpus=gpus, layout=layout, trace=trace)
+            spec.fabric = layer_dict(fabric)
+            spec.facility = layer_dict(build_facility(system, fabric, switch, w, gpus=gpus, trace=trace))
+        else:
+            from ..facility import SystemUnit, facility_data, size_facility
+            unit = SystemUnit.from_system(system, facility_data())
+            f = w.facility
+            layer = size_facility(unit, -(-gpus // unit.gpus), cooling=f.cooling, pue=f.pue,
+                                  rack_power_limit_w=f.rack_power)
+            spec.facility = layer_dict(layer)
+            for a in layer.assumptions:
+                trace.assumed(a.field, a.value, a.why)
+    except InputError as exc:
+        spec.facility = {"note": f"not sized: {exc}"}
+    software = plan_software(accelerator_vendor=catalog.accelerator(compute["accelerator"]).vendor,
+                             workload_kind=kind, access_model=w.software.access_model,
+                             multi_node=gpus > system.gpus_per_node)
+    spec.software = layer_dict(software)
+    for a in software.assumptions:
+        trace.assumed(a.field, a.value, a.why)
+
+
+def _spec(sections: dict[str, Any], trace: Trace) -> SystemSpec:
+    known = set(SystemSpec.model_fields)
+    spec = SystemSpec(**{k: v for k, v in sections.items() if k in known and k not in ("assumptions", "provenance")})
+    return spec
+
+
+def compile_inference_spec(w: BaseModel, catalog: Catalog) -> SystemSpec:
+    from ..inference.compile import compile_inference
+    trace = Trace()
+    spec = _spec(compile_inference(w, catalog, trace), trace)  # type: ignore[arg-type]
+    _layers_below(spec, w, catalog, "inference", trace)
+    spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
+    return spec
+
+
+def compile_hpc_spec(w: BaseModel, catalog: Catalog) -> SystemSpec:
+    from ..hpc.compile import compile_hpc
+    trace = Trace()
+    spec = _spec(compile_hpc(w, catalog, trace), trace)  # type: ignore[arg-type]
+    _layers_below(spec, w, catalog, "hpc", trace)
+    spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
+    return spec
