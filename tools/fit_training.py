@@ -36,6 +36,9 @@ BOUNDS: dict[str, tuple[float, float]] = {
 }
 
 
+LOSS, F_SCALE = "linear", 1.0
+
+
 def constants_of(theta: np.ndarray, names: list[str], base: TrainingConstants) -> TrainingConstants:
     return dataclasses.replace(base, **{n: float(v) for n, v in zip(names, theta, strict=True)})
 
@@ -50,7 +53,8 @@ def fit(cases: list[TrainingCase], names: list[str], base: TrainingConstants) ->
     lo = np.array([BOUNDS[n][0] for n in names])
     hi = np.array([BOUNDS[n][1] for n in names])
     x0 = np.clip(x0, lo + 1e-9, hi - 1e-9)
-    res = least_squares(residuals, x0, bounds=(lo, hi), args=(names, cases, base), x_scale="jac")
+    res = least_squares(residuals, x0, bounds=(lo, hi), args=(names, cases, base), x_scale="jac",
+                        loss=LOSS, f_scale=F_SCALE)
     return constants_of(res.x, names, base)
 
 

@@ -79,9 +79,19 @@ def test_ttft_under_load_exceeds_the_prefill_time() -> None:
     """Measured TTFT under load sits far above the steady-state prefill time (peers-inference.md
     §4.3): the slot and prefill queues add to it as the replica fills."""
     out, _ = _run({**SLO, "ttft": {"p99": "30s"}, "tpot": {"p99": "200ms"}, "request_rate": "5/s"},
-                  {"accelerator": "h200-sxm", "gpus": 2, "parallelism": {"tp": 1}})
+                  {"accelerator": "h200-sxm", "gpus": 4, "parallelism": {"tp": 1}})
     inf = out["inference"]
+    assert inf["active_replicas"] == 3 and inf["utilization"] > 0.6
     assert inf["ttft_s"] > 1.5 * inf["ttft_prefill_s"]
+    light, _ = _run({**SLO, "ttft": {"p99": "30s"}, "tpot": {"p99": "200ms"}, "request_rate": "1/s"},
+                    {"accelerator": "h200-sxm", "gpus": 4, "parallelism": {"tp": 1}})
+    assert light["inference"]["ttft_s"] < inf["ttft_s"]
+
+
+def test_pinned_gpus_too_few_for_the_rate_is_infeasible() -> None:
+    out, _ = _run({**SLO, "tpot": {"p99": "200ms"}}, {"accelerator": "h200-sxm", "gpus": 2,
+                                                     "parallelism": {"tp": 1}})
+    assert not out["feasible"] and out["binding_constraint"].startswith("gpus")
 
 
 def test_input_plus_output_beyond_the_context_window_is_an_input_error() -> None:

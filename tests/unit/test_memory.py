@@ -220,6 +220,9 @@ def _setup(precision: str) -> TrainingSetup:
 @settings(max_examples=25, deadline=None)
 @given(arch=archs, kw=layouts, precision=precisions)
 def test_more_tp_never_raises_weight_bytes(arch: ModelArch, kw: dict[str, Any], precision: str) -> None:
+    """Except where ZeRO-3 + PP starts sharding experts at all (expert data-parallel group 1 -> 2
+    ranks as tp grows): FSDP with PP then holds shards and the gathered stage (perf/memory.py)."""
+    assume(kw["zero"] < 3 or kw["pp"] == 1 or kw["cp"] * kw["dp"] >= 2 * kw["ep"] * kw["etp"])
     tps = [1, 2, 4, 8, 16]
     r = training_memory_detail(arch, _setup(precision), Layout.of(**{**kw, "tp": tps}))
     for key in ("weights_first", "weights_last"):
@@ -273,7 +276,8 @@ def test_one_million_layouts_fast() -> None:
     n = 1_000_000
     rng = np.random.default_rng(0)
     grid = Layout.of(tp=2 ** rng.integers(0, 4, n), pp=2 ** rng.integers(0, 5, n),
-                     dp=2 ** rng.integers(0, 8, n), cp=2 ** rng.integers(0, 2, n), ep=1, etp=1, vp=rng.integers(1, 3, n),
+                     dp=2 ** rng.integers(0, 8, n), cp=2 ** rng.integers(0, 2, n), ep=1, etp=1,
+                     vp=rng.integers(1, 3, n),
                      mbs=2 ** rng.integers(0, 3, n), recompute=rng.integers(0, 3, n),
                      sp=rng.integers(0, 2, n).astype(bool), zero=rng.integers(0, 4, n))
     t0 = time.process_time()

@@ -125,3 +125,24 @@ def test_published_mfu_numbers_match_their_calibration_records() -> None:
     for r in records.values():   # no A100 record in the set beats the table's A100 figure
         if str(r["hardware"]["accelerator"]).startswith("A100") and r["measured"].get("mfu_pct"):
             assert r["measured"]["mfu_pct"] / 100 <= a100.mfu + 1e-9
+
+
+def test_gpt3_whole_space_within_the_issue_goal() -> None:
+    """The planner issue's goal: GPT-3 175B (96 layers, h 12288, 96 heads, seq 2048, batch 1536) on
+    1024 A100-80GB searched exhaustively in <= 5 s on the 2-core CI machine (it takes ~0.1 s)."""
+    import time
+
+    arch = preset_arch("gpt3-175b")
+    hw = load_catalog().hardware("a100-sxm-80gb")
+    t0 = time.perf_counter()
+    r = search(arch, GPT3_SETUP, hw, 1024)
+    assert time.perf_counter() - t0 < 5.0
+    assert r.evaluated == 286 * 12 * 11 * 3 * 4   # test_planner_grid: the space is the product of its axes
+
+
+def test_a_non_positive_gpu_count_is_an_input_error() -> None:
+    from workload_compiler.errors import InputError
+
+    with pytest.raises(InputError, match=r"compute\.gpus"):
+        search(small_arch(), TrainingSetup(seq_len=64, global_batch_size=8, precision="bf16"), hardware(), 0,
+               memory_fn=memory, step_fn=step)

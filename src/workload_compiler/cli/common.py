@@ -13,7 +13,7 @@ from rich.console import Console
 
 from ..errors import Infeasible, InputError, WkcError
 
-out = Console(soft_wrap=True)
+out = Console()
 err = Console(stderr=True, soft_wrap=True)
 
 T = TypeVar("T")

@@ -129,7 +129,8 @@ def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
     if dl is not None:
         doc["deadline_search"] = {"gpus": dl.gpus, "flops_bound_gpus": dl.flops_bound_gpus,
                                   "start_gpus": dl.start_gpus, "max_gpus": dl.max_gpus,
-                                  "probes_time_to_train_s": {str(n): t for n, t in sorted(dl.probes.items())}}
+                                  "probes_time_to_train_s": {str(n): t if math.isfinite(t) else None
+                                                             for n, t in sorted(dl.probes.items())}}
     return doc
 
 
@@ -196,7 +197,8 @@ def _print(doc: dict[str, Any]) -> None:
     say(line)
     if "deadline_search" in doc:
         ds = doc["deadline_search"]
-        tried = ", ".join(f"{n}: {format_duration(t)}" for n, t in ds["probes_time_to_train_s"].items())
+        tried = ", ".join(f"{n}: {format_duration(t) if t is not None else 'no layout'}"
+                          for n, t in ds["probes_time_to_train_s"].items())
         say(f"fewest GPUs meeting the deadline: {ds['gpus']:,} (searched from {ds['start_gpus']:,}; "
             f"tried {tried})")
     say(f"fewest GPUs that can hold the model: {doc['fewest_gpus_to_hold']['explanation']}")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ..errors import InputError
-from . import fitted
+from .fitted import FITTED, HpcConstants
 
 SolverClass = Literal["cfd_lbm", "cfd_fv", "molecular_dynamics", "weather_climate", "fft_spectral",
                       "dense_linear_algebra"]
@@ -41,6 +41,7 @@ MD_ATOMS_PER_NM3 = 100.0
 MD_PME_SPACING_NM = 0.15
 # GROMACS flop accounting, nrnb.cpp: "NxN Ewald Elec. + LJ [F]" = 66 FLOPs per pair.
 MD_FLOPS_PER_PAIR = 66.0
+WEATHER_LEVELS = 90.0   # ASSUMED vertical levels (ICON NWP configurations use ~90)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,6 +96,7 @@ class Profile:
     levels: float = 1.0                  # vertical levels per column (2-D decomposition)
     memory_exponent: int = 1             # total device memory grows as units ** exponent
     overlap_communication: bool = False  # look-ahead hides communication behind compute
+    serial_fraction: float = 0.0         # Amdahl: share of the one-GPU step that does not divide
     sources: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -118,15 +120,18 @@ def md_neighbors(cutoff_nm: float, atoms_per_nm3: float = MD_ATOMS_PER_NM3) -> f
 
 
 def class_profile(solver_class: str, precision: str, units: float,
-                  options: ClassOptions | None = None) -> Profile:
-    """The default profile of a class for one problem size (units) and precision."""
+                  options: ClassOptions | None = None, c: HpcConstants = FITTED) -> Profile:
+    """The default profile of a class for one problem size (units) and precision; `c` holds the
+    fitted MD constants (bytes per atom-step, serial fraction)."""
     if solver_class not in SOLVER_CLASSES:
         raise InputError("application.class", solver_class, "one of: " + ", ".join(SOLVER_CLASSES))
     check_precision(solver_class, precision)
     opts = options or ClassOptions()
     vb = _VALUE_BYTES[precision]
-    build = {"cfd_lbm": _lbm, "cfd_fv": _fv, "molecular_dynamics": _md, "weather_climate": _weather,
+    build = {"cfd_lbm": _lbm, "cfd_fv": _fv, "weather_climate": _weather,
              "fft_spectral": _fft, "dense_linear_algebra": _dla}[solver_class]
+    if solver_class == "molecular_dynamics":
+        return _md(precision, vb, opts, c)
     return build(precision, vb, units, opts)
 
 
@@ -180,7 +185,7 @@ def _fv(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
                                               "turbulence, temperature)"})
 
 
-def _md(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
+def _md(precision: str, vb: int, o: ClassOptions, c: HpcConstants) -> Profile:
     cutoff = o.cutoff_nm or MD_CUTOFF_NM
     neighbors = o.neighbors_per_atom or md_neighbors(cutoff)
     layers = cutoff * MD_ATOMS_PER_NM3 ** (1 / 3)          # atom layers in a cut-off thick halo
@@ -188,7 +193,7 @@ def _md(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
     pair_src = (f"{neighbors:.0f} neighbours/atom (cut-off {cutoff:g} nm at {MD_ATOMS_PER_NM3:g} "
                 f"atoms/nm^3, GROMACS STMV settings) / 2 pairs x {MD_FLOPS_PER_PAIR:g} FLOPs per pair "
                 "(GROMACS nrnb 'NxN Ewald Elec. + LJ [F]')")
-    bytes_src = (f"{fitted.MD_BYTES_PER_ATOM_STEP:g} B/atom-step at FP32, fitted on the GROMACS/AMBER "
+    bytes_src = (f"{c.md_bytes_per_atom_step:g} B/atom-step at FP32, fitted on the GROMACS/AMBER "
                  "records (hpc/fitted.py); published bytes per atom-step were not found")
     return Profile(
         solver_class="molecular_dynamics", unit="atoms", precision=precision,
@@ -196,11 +201,12 @@ def _md(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
         kernels=(Kernel(name="nonbonded", flops_per_unit=MD_FLOPS_PER_PAIR * neighbors / 2.0,
                         bytes_per_unit=0.0),
                  Kernel(name="pme_update", flops_per_unit=0.0,
-                        bytes_per_unit=fitted.MD_BYTES_PER_ATOM_STEP * vb / 4.0)),
+                        bytes_per_unit=c.md_bytes_per_atom_step * vb / 4.0)),
         exchanges=(Exchange(pattern="halo", per_step=2.0, bytes=layers * 3.0 * vb),
                    Exchange(pattern="all_to_all", per_step=2.0, bytes=grid_points * vb,
                             fft_points_per_unit=grid_points)),
         memory_per_unit_bytes=500.0, checkpoint_bytes_per_unit=6.0 * vb, launches_per_step=10.0,
+        serial_fraction=c.md_serial_fraction,
         sources={"flops_per_unit_step": pair_src, "bytes_per_unit_step": bytes_src,
                  "memory_per_unit_bytes": "assumed 500 B/atom: state (36 B), pair list, PME grids, "
                                            "topology, with buffers",
@@ -208,11 +214,14 @@ def _md(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
                                   f"shell; PME all-to-all: {grid_points:.1f} grid points/atom "
                                   f"({MD_PME_SPACING_NM} nm grid), forward + inverse FFT",
                  "checkpoint_bytes_per_unit": "positions + velocities, 6 values per atom "
-                                              "(reference/hpc.md lower bound)"})
+                                              "(reference/hpc.md lower bound)",
+                 "serial_fraction": f"{c.md_serial_fraction:g} of the one-GPU step does not divide "
+                                    "over GPUs (GROMACS: PME on one rank), from the LUMI 1- vs 8-GCD "
+                                    "STMV records (hpc/fitted.py)"})
 
 
 def _weather(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
-    levels = o.levels or 90.0
+    levels = o.levels or WEATHER_LEVELS
     src = ("assumed order of magnitude: ~100 3-D fields touched ~5 times per step = 500 values "
            "per grid point, 0.25 FLOP/B; ICON is memory-bandwidth bound (Adamidis et al. 2025, "
            "calibration rot-icon-memory-bound). Set profile from a measured run")

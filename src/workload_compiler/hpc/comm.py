@@ -26,11 +26,17 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..perf.collectives import NIC_EFFICIENCY, NIC_LATENCY_S, NVLINK_EFFICIENCY, NVLINK_LATENCY_S, all_reduce_s
+from ..perf.collectives import (
+    NIC_EFFICIENCY,
+    NIC_LATENCY_S,
+    NVLINK_EFFICIENCY,
+    NVLINK_LATENCY_S,
+    all_reduce_s,
+)
 from ..perf.layout import FloatArray
-from . import fitted
 from .classes import Exchange, Profile
 from .device import Device
+from .fitted import FITTED, HpcConstants
 from .roofline import memory_rate
 
 COMM_FORMULA = "alpha-beta communication per pattern (hpc/comm.py)"
@@ -71,7 +77,8 @@ def _nic_bw(device: Device) -> float:
     return device.scale_out_bandwidth_bytes_per_s * NIC_EFFICIENCY
 
 
-def halo_faces(units: float, gpus: int, dims: int, levels: float, domain: int) -> tuple[float, float, int, int]:
+def halo_faces(units: float, gpus: int, dims: int, levels: float,
+               domain: int) -> tuple[float, float, int, int]:
     """(in-domain surface units, off-domain surface units, in-domain faces, off-domain faces) of
     the worst GPU; the domain is a cube (dims=3) or a square of columns x levels (dims=2)."""
     d = decompose(gpus, dims)
@@ -102,7 +109,7 @@ def halo_s(e: Exchange, profile: Profile, device: Device, units: float, gpus: in
     return e.per_step * max(t_in, t_off)
 
 
-def all_to_all_s(e: Exchange, profile: Profile, device: Device, units: float, gpus: int) -> float:
+def all_to_all_s(e: Exchange, device: Device, units: float, gpus: int, c: HpcConstants) -> float:
     if gpus <= 1:
         return 0.0
     side = (units * e.fft_points_per_unit) ** (1.0 / 3.0)
@@ -113,11 +120,12 @@ def all_to_all_s(e: Exchange, profile: Profile, device: Device, units: float, gp
     total = 0.0
     for t in range(transposes):
         k = min(peers, domain) if t == 0 else max(1, min(peers, domain // peers))
-        intra = ((k - 1) / peers * size / _scale_up_bw(device, "all-to-all") + NVLINK_LATENCY_S) if k > 1 else 0.0
+        intra = ((k - 1) / peers * size / _scale_up_bw(device, "all-to-all") + NVLINK_LATENCY_S
+                 if k > 1 else 0.0)
         inter = ((peers - k) / peers * size / (device.scale_out_bandwidth_bytes_per_s
-                                               * fitted.ALL_TO_ALL_NETWORK_FRACTION)
-                 + (peers - k) * fitted.ALL_TO_ALL_PEER_GAP_S + NIC_LATENCY_S) if peers > k else 0.0
-        pack = 4.0 * size / memory_rate(device, "stream")
+                                               * c.all_to_all_network_fraction)
+                 + (peers - k) * c.all_to_all_peer_gap_s + NIC_LATENCY_S) if peers > k else 0.0
+        pack = 4.0 * size / memory_rate(device, "stream", True, c)
         total += max(intra, inter) + pack
     return e.per_step * total
 
@@ -144,21 +152,22 @@ def broadcast_s(e: Exchange, device: Device, gpus: int) -> float:
     return e.per_step * (e.bytes / math.sqrt(gpus) / bw + math.log2(gpus) * lat)
 
 
-def comm_times(profile: Profile, device: Device, units: float, gpus: Any) -> dict[str, FloatArray]:
+def comm_times(profile: Profile, device: Device, units: float, gpus: Any,
+               c: HpcConstants = FITTED) -> dict[str, FloatArray]:
     """Seconds per step per pattern, for every GPU count in `gpus` (array)."""
     g = np.atleast_1d(np.asarray(gpus, dtype=np.int64))
     out: dict[str, FloatArray] = {}
     for e in profile.exchanges:
-        vals = np.array([_one(e, profile, device, units, int(x)) for x in g.ravel()], dtype=np.float64)
+        vals = np.array([_one(e, profile, device, units, int(x), c) for x in g.ravel()], dtype=np.float64)
         out[e.pattern] = out.get(e.pattern, np.zeros(g.shape)) + vals.reshape(g.shape)
     return out
 
 
-def _one(e: Exchange, profile: Profile, device: Device, units: float, gpus: int) -> float:
+def _one(e: Exchange, profile: Profile, device: Device, units: float, gpus: int, c: HpcConstants) -> float:
     if e.pattern == "halo":
         return halo_s(e, profile, device, units, gpus)
     if e.pattern == "all_to_all":
-        return all_to_all_s(e, profile, device, units, gpus)
+        return all_to_all_s(e, device, units, gpus, c)
     if e.pattern == "all_reduce":
         return all_reduce_small_or_ring_s(e, device, gpus)
     return broadcast_s(e, device, gpus)

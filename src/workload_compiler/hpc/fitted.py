@@ -1,58 +1,71 @@
 """Every fitted constant of the HPC model, in one place, with what it was fitted on.
 
-All fits use only /work/shared/calibration/hpc_public.yaml, least squares on log(predicted /
-published), one constant shared by every GPU (never one per record, code or GPU model). The
-checks in tests/unit/test_hpc_fitted.py re-derive each value from those records.
+All fits use only /work/shared/calibration/hpc_public.yaml: least squares on log(predicted /
+published), each constant shared by every GPU (never one per record, code or GPU model).
+`hpc/fit.py` re-derives them from the validation cases (validation/hpc_records.py); the test
+tests/unit/test_hpc_fit.py checks that refitting reproduces the frozen values below.
 """
 
 from __future__ import annotations
 
-# --- Memory ceiling -------------------------------------------------------------------------
-# Fraction of the datasheet HBM bandwidth a streaming kernel sustains. Fitted on the BabelStream
-# triad / device-copy / node-burn stream records: A100-80GB 1.70 of 2.039 TB/s, H100 2.97 and
-# 2.903 of 3.35 TB/s, GH200 3.70 of 4.0 TB/s (stream-babelstream-a100-azure,
-# stream-babelstream-h100-azure, stream-gpu-1node-8xh100-voltagepark, stream-nodeburn-gh200-cscs).
-STREAM_FRACTION = 0.8755
+from dataclasses import dataclass
 
-# Fraction of the datasheet HBM bandwidth a stencil kernel (neighbour gathers, misaligned
-# streaming loads) sustains. Fitted on the FluidX3D single-GPU D3Q19 rows, FP32 and FP16S storage
-# (lbm-fluidx3d-1xv100-sxm2-32gb, -1xa100-sxm4-40gb, -1xa100-sxm4-80gb): 70-84% of datasheet.
-STENCIL_FRACTION = 0.7717
 
-# --- Compute ceiling ------------------------------------------------------------------------
-# Fraction of the FP64 matrix (tensor-core) peak a large DGEMM / HPL sustains when power does
-# not bind, and the FP64 GEMM work per joule at the board power limit. Rate per GPU =
-# min(GEMM_FRACTION x peak, GEMM_FP64_FLOPS_PER_J x TDP). Fitted on HPL per GPU and DGEMM:
-# H100 45.7 TF (hpl-1node-8xh100-voltagepark), A100 11-15 TF (hpl-per-accelerator-a100-lockwood)
-# and 17.4 TF (top500-2024-leonardo), MI250X 29.3 TF (top500-2022-06-frontier) and 34-36 TF
-# (hpl-per-accelerator-mi250x-lockwood), GH200 DGEMM 42.7 TF (dgemm-node-burn-gh200-cscs), MI250X
-# GCD DGEMM 19-27 TF (dgemm-coralgemm-mi200-cscs). AMD's 2x matrix peak is power-capped in HPL
-# (MI250X 35 of 95.7 TF), which one efficiency on the peak alone cannot express.
-GEMM_FRACTION = 0.7494
-GEMM_FP64_FLOPS_PER_J = 63.9e9
+@dataclass(frozen=True, kw_only=True)
+class HpcConstants:
+    """The few numbers fitted across the calibration set. The model functions take one of these
+    (default FITTED), so a refit (hpc/fit.py, leave-one-GPU-out) runs the same code."""
 
-# Fraction of the FP32/FP64 vector peak that application kernels (MD non-bonded pair kernel)
-# sustain on the FLOPs they count. Fitted jointly with MD_BYTES_PER_ATOM_STEP and
-# AMD_KERNEL_FRACTION on the single-GPU GROMACS and AMBER records (STMV, ADH, Cellulose on V100,
-# A100 and one MI250X GCD; gromacs-*-1x*, amber-cellulose-1x*, gromacs-stmv-1gcd-mi250x-lumi-2023).
-VECTOR_FRACTION = 0.3367
+    # Fraction of the datasheet HBM bandwidth a streaming kernel sustains. Fitted on BabelStream
+    # triad / device copy / node-burn stream: A100-80GB 1.70 of 2.039 TB/s, H100 2.97 and 2.903
+    # of 3.35 TB/s, GH200 3.70 of 4.0 TB/s (stream-* records).
+    stream_fraction: float
+    # Fraction of the datasheet HBM bandwidth a stencil kernel (neighbour gathers, misaligned
+    # streaming loads) sustains. Fitted on the FluidX3D single-GPU D3Q19 rows, FP32 and FP16S
+    # storage (lbm-fluidx3d-1x* on V100, A100 40 GB and 80 GB).
+    stencil_fraction: float
+    # FP64 GEMM: rate per GPU = min(gemm_fraction x matrix peak, gemm_fp64_flops_per_j x TDP).
+    # The board power limit binds on GPUs whose FP64 matrix peak doubled (MI250X: HPL 35 of 95.7
+    # TF), which one efficiency on the peak cannot express. Fitted on HPL per GPU (H100 node,
+    # A100 Lockwood and Leonardo, MI250X Frontier and Lockwood) and DGEMM (GH200 node-burn,
+    # MI250X GCD coralgemm).
+    gemm_fraction: float
+    gemm_fp64_flops_per_j: float
+    # Fraction of the FP32/FP64 vector peak application kernels sustain on the FLOPs they count
+    # (the MD pair kernel, GROMACS flop accounting). Fitted jointly with md_bytes_per_atom_step and
+    # amd_kernel_fraction on the single-GPU GROMACS and AMBER records (STMV, ADH, Cellulose on
+    # V100, A100 and one MI250X GCD).
+    vector_fraction: float
+    # Effective HBM bytes per atom per MD step outside the pair kernel (PME spread/gather/FFT,
+    # update, constraints, pair-list upkeep) at FP32. Published figures were not found
+    # (reference/hpc.md), so fitted on the same MD records.
+    md_bytes_per_atom_step: float
+    # Application kernels (not vendor GEMM, not STREAM) on AMD reach this fraction of what the same
+    # kernel reaches on NVIDIA at equal peaks (reference/hpc.md: FluidX3D 53-66% of bandwidth on
+    # AMD vs 76-85% on NVIDIA). Fitted with the MD constants on the MI250X GCD records.
+    amd_kernel_fraction: float
+    # Amdahl share of a one-GPU MD step that does not divide over GPUs (GROMACS GPU-resident runs
+    # put PME on one rank). From gromacs-stmv-1gcd- and -8gcd-mi250x-lumi-2023 (16.21 and 78.38
+    # ns/day, same code and node): 16.21/78.38 = s + (1-s)/8. An upper bound: it charges the
+    # in-node halo time (GCD-to-GCD bandwidth is not in the catalog) to the serial part.
+    md_serial_fraction: float
+    # Share of the per-GPU NIC injection rate an all-to-all sustains across nodes: "more than 70%
+    # of the peak machine bandwidth" (fft3d-cufftmp-16384cube-4096xa100, cuFFTMp on Selene).
+    all_to_all_network_fraction: float
+    # Per-peer cost of a large all-to-all (LogGP gap g per message): what makes the 2048^3 FFT
+    # on 2048 A100s take 4 ms rather than 2 ms. Fitted on fft3d-cufftmp-2048cube-2048xa100.
+    all_to_all_peer_gap_s: float
 
-# Effective HBM bytes per atom per MD step outside the pair kernel (PME spread/gather and FFT,
-# integration, constraints, pair-list upkeep), FP32 storage. Published bytes per atom-step were
-# not found (reference/hpc.md), so this is fitted with VECTOR_FRACTION on the same MD records.
-MD_BYTES_PER_ATOM_STEP = 5741.0
 
-# Application kernels (not vendor GEMM or STREAM) on AMD GPUs reach this fraction of what the
-# same kernel reaches on NVIDIA at equal peaks (ROCm/HIP code generation; reference/hpc.md:
-# FluidX3D 53-66% of bandwidth on MI250/MI300X vs 76-85% on NVIDIA). Fitted with the MD
-# constants above on the MI250X GCD records (GROMACS STMV, AMBER Cellulose).
-AMD_KERNEL_FRACTION = 0.6988
-
-# --- Network --------------------------------------------------------------------------------
-# Fraction of the per-GPU NIC injection bandwidth an all-to-all sustains across nodes: "more than
-# 70% of the peak machine bandwidth" (fft3d-cufftmp-16384cube-4096xa100, cuFFTMp on Selene).
-ALL_TO_ALL_NETWORK_FRACTION = 0.70
-
-# Per-peer cost of a large all-to-all (LogGP gap g per message): what makes the 2048^3 FFT on
-# 2048 A100s take 4 ms instead of 2 ms. Fitted on fft3d-cufftmp-2048cube-2048xa100.
-ALL_TO_ALL_PEER_GAP_S = 1.0e-6
+FITTED = HpcConstants(
+    stream_fraction=0.8755,
+    stencil_fraction=0.7717,
+    gemm_fraction=0.7494,
+    gemm_fp64_flops_per_j=63.9e9,
+    vector_fraction=0.3367,
+    md_bytes_per_atom_step=5741.0,
+    amd_kernel_fraction=0.6988,
+    md_serial_fraction=0.0933,
+    all_to_all_network_fraction=0.70,
+    all_to_all_peer_gap_s=1.0e-6,
+)

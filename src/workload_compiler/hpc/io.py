@@ -49,7 +49,8 @@ def io_time_per_step(load: IoLoad | None, gpus: Any, base_step_s: Any) -> FloatA
     if load is None or load.write_bandwidth_per_node_bytes_per_s is None:
         return np.zeros_like(g)
     nodes = np.ceil(g / load.gpus_per_node)
-    per_step = load.output_bytes_per_step + load.checkpoint_bytes * np.asarray(base_step_s) / load.checkpoint_interval_s
+    checkpoint = load.checkpoint_bytes * np.asarray(base_step_s) / load.checkpoint_interval_s
+    per_step = load.output_bytes_per_step + checkpoint
     return np.asarray(per_step / (load.write_bandwidth_per_node_bytes_per_s * nodes))
 
 

@@ -13,7 +13,7 @@ from ..catalog.loader import Catalog
 from ..errors import InputError
 from ..intake.hpc import HpcCommunication, HpcWorkload
 from ..provenance import Trace
-from .classes import UNITS, ClassOptions, Exchange, Profile, class_profile, with_overrides
+from .classes import UNITS, WEATHER_LEVELS, ClassOptions, Exchange, Profile, class_profile, with_overrides
 from .device import Device, hpc_device
 from .io import CHECKPOINT_INTERVAL_S, IoLoad
 
@@ -39,12 +39,12 @@ def resolve_units(w: HpcWorkload, trace: Trace) -> float:
     unit = UNITS[cls]
     given = (w.problem.unit or unit).strip().lower()
     if cls == "weather_climate" and given in ("columns", "column"):
-        levels = w.application.levels or 90
-        return trace.derived("objective.problem_size", w.problem.size * levels, "columns x levels")
+        levels = w.application.levels or WEATHER_LEVELS
+        return float(trace.derived("objective.problem_size", w.problem.size * levels, "columns x levels"))
     if given not in _UNIT_ALIASES[unit]:
         raise InputError("problem.unit", w.problem.unit,
                          f"for {cls}: {unit}" + (" or columns" if cls == "weather_climate" else ""))
-    return trace.given("objective.problem_size", w.problem.size)
+    return float(trace.given("objective.problem_size", w.problem.size))
 
 
 def resolve_profile(w: HpcWorkload, units: float, trace: Trace) -> tuple[Profile, str]:
@@ -64,7 +64,8 @@ def profile_for(w: HpcWorkload, precision: str, units: float) -> Profile:
     a = w.application
     opts = ClassOptions(neighbors_per_atom=a.neighbors_per_atom, cutoff_nm=a.cutoff_nm,
                         iterations_per_step=a.iterations_per_step,
-                        levels=float(a.levels) if a.levels else None, transforms_per_step=a.transforms_per_step)
+                        levels=float(a.levels) if a.levels else None,
+                        transforms_per_step=a.transforms_per_step)
     p = class_profile(a.solver_class, precision, units, opts)
     p = with_overrides(p, flops_per_unit_step=w.profile.flops_per_unit_step,
                        bytes_per_unit_step=w.profile.bytes_per_unit_step,
@@ -95,14 +96,13 @@ def _with_communication(p: Profile, c: HpcCommunication) -> Profile:
 
 def record_profile(w: HpcWorkload, p: Profile, trace: Trace) -> None:
     src = p.sources
-    for path, given, value, key in (
-            ("hpc.flops_per_unit_step", w.profile.flops_per_unit_step, p.flops_per_unit_step, "flops_per_unit_step"),
-            ("hpc.bytes_per_unit_step", w.profile.bytes_per_unit_step, p.bytes_per_unit_step, "bytes_per_unit_step"),
-            ("hpc.memory_per_unit_bytes", w.memory_per_unit_bytes, p.memory_per_unit_bytes, "memory_per_unit_bytes")):
+    for key, given, value in (("flops_per_unit_step", w.profile.flops_per_unit_step, p.flops_per_unit_step),
+                              ("bytes_per_unit_step", w.profile.bytes_per_unit_step, p.bytes_per_unit_step),
+                              ("memory_per_unit_bytes", w.memory_per_unit_bytes, p.memory_per_unit_bytes)):
         if given is not None:
-            trace.given(path, given)
+            trace.given(f"hpc.{key}", given)
         else:
-            trace.assumed(path, value, f"{p.solver_class} class default: {src[key]}")
+            trace.assumed(f"hpc.{key}", value, f"{p.solver_class} class default: {src[key]}")
     patterns = sorted({e.pattern for e in p.exchanges})
     if w.communication.pattern is not None:
         trace.given("hpc.communication.patterns", patterns)
@@ -143,10 +143,10 @@ def resolve_steps(w: HpcWorkload, trace: Trace) -> tuple[float, float | None]:
         trace.given("objective.timestep_s", timestep)
     if w.simulated_time is not None:
         if timestep is None:
-            raise InputError("timestep", None, f"a timestep (e.g. 30s) to turn simulated_time into steps for {cls}")
+            raise InputError("timestep", None, f"a timestep (e.g. 30s) for simulated_time ({cls})")
         steps = math.ceil(w.simulated_time / timestep * (1 - 1e-12))
         if w.steps is not None and abs(w.steps - steps) > 0.5:
-            raise InputError("steps", w.steps, f"either steps or simulated_time / timestep (= {steps:g}), not both")
+            raise InputError("steps", w.steps, f"steps or simulated_time / timestep (= {steps:g}), not both")
         return trace.derived("objective.steps", float(steps), "simulated_time / timestep"), timestep
     if w.steps is not None:
         return trace.given("objective.steps", w.steps), timestep
@@ -163,7 +163,7 @@ def step_target_s(w: HpcWorkload, steps: float, timestep: float | None) -> float
         if rate is None:
             continue
         if timestep is None:
-            raise InputError("timestep", None, "a timestep, to turn a simulated-time-per-day target into steps")
+            raise InputError("timestep", None, "a timestep, to turn a simulated-time-per-day target to steps")
         limits.append(86400.0 / (rate * sim_per_day / timestep))
     return min(limits) if limits else None
 
@@ -179,7 +179,8 @@ def resolve_io(w: HpcWorkload, p: Profile, units: float, device: Device, trace: 
         interval = trace.given("storage.checkpoint_interval_s", io.checkpoint_every)
     else:
         interval = trace.assumed("storage.checkpoint_interval_s", CHECKPOINT_INTERVAL_S,
-                                 "GROMACS default checkpoint period, 15 min (rot-gromacs-checkpoint-interval)")
+                                 "GROMACS default checkpoint period, 15 min (calibration "
+                                 "rot-gromacs-checkpoint-interval)")
     every = io.output_every_n_steps or 1
     if io.output_bytes_per_step is not None:
         out = io.output_bytes_per_step

@@ -20,9 +20,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..perf.layout import FloatArray
-from . import fitted
 from .classes import Kernel, Profile
 from .device import Device
+from .fitted import FITTED, HpcConstants
 
 # ASSUMED: host-side cost of one kernel launch on a GPU-resident step (CUDA/HIP launch + stream
 # order, a few microseconds; CUDA Graphs lower it). Sets the floor of a step at small sizes.
@@ -56,31 +56,31 @@ def peak_flops(device: Device, arithmetic: str, compute: str, field: str = "prec
     return value, name
 
 
-def compute_rate(device: Device, kernel: Kernel, arithmetic: str) -> float:
+def compute_rate(device: Device, kernel: Kernel, arithmetic: str, c: HpcConstants = FITTED) -> float:
     """Sustained FLOP/s of a kernel on one GPU.
 
-    GEMM: min(GEMM_FRACTION x peak, GEMM_FP64_FLOPS_PER_J x TDP) for FP64 (the board power limit
-    binds HPL on GPUs with a doubled matrix peak); vector kernels: VECTOR_FRACTION x peak, x
-    AMD_KERNEL_FRACTION on AMD.
+    GEMM: min(gemm_fraction x peak, gemm_fp64_flops_per_j x TDP) for FP64 (the board power limit
+    binds HPL on GPUs with a doubled matrix peak); vector kernels: vector_fraction x peak, x
+    amd_kernel_fraction on AMD.
     """
     peak, _ = peak_flops(device, arithmetic, kernel.compute)
     if kernel.compute == "gemm":
-        rate = fitted.GEMM_FRACTION * peak
+        rate = c.gemm_fraction * peak
         if arithmetic == "fp64" and device.tdp_w is not None:
-            rate = min(rate, fitted.GEMM_FP64_FLOPS_PER_J * device.tdp_w)
+            rate = min(rate, c.gemm_fp64_flops_per_j * device.tdp_w)
         return rate
-    return fitted.VECTOR_FRACTION * peak * vendor_fraction(device)
+    return c.vector_fraction * peak * vendor_fraction(device, c)
 
 
-def memory_rate(device: Device, access: str, application: bool = True) -> float:
-    """Sustained HBM bytes/s: STREAM_FRACTION or STENCIL_FRACTION of the datasheet bandwidth,
-    x AMD_KERNEL_FRACTION for application kernels on AMD (not for STREAM itself)."""
-    share = fitted.STENCIL_FRACTION if access == "stencil" else fitted.STREAM_FRACTION
-    return device.memory_bandwidth_bytes_per_s * share * (vendor_fraction(device) if application else 1.0)
+def memory_rate(device: Device, access: str, application: bool = True, c: HpcConstants = FITTED) -> float:
+    """Sustained HBM bytes/s: stream_fraction or stencil_fraction of the datasheet bandwidth,
+    x amd_kernel_fraction for application kernels on AMD (not for STREAM itself)."""
+    share = c.stencil_fraction if access == "stencil" else c.stream_fraction
+    return device.memory_bandwidth_bytes_per_s * share * (vendor_fraction(device, c) if application else 1.0)
 
 
-def vendor_fraction(device: Device) -> float:
-    return fitted.AMD_KERNEL_FRACTION if device.is_amd else 1.0
+def vendor_fraction(device: Device, c: HpcConstants = FITTED) -> float:
+    return c.amd_kernel_fraction if device.is_amd else 1.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,14 +96,14 @@ class KernelTime:
         return np.asarray(self.compute_s + self.memory_s + self.launch_s)
 
 
-def kernel_time(profile: Profile, device: Device, units_per_gpu: Any) -> KernelTime:
+def kernel_time(profile: Profile, device: Device, units_per_gpu: Any, c: HpcConstants = FITTED) -> KernelTime:
     """Roofline time of the profile's kernels for `units_per_gpu` (scalar or array)."""
     n = np.asarray(units_per_gpu, dtype=np.float64)
     compute = np.zeros_like(n)
     memory = np.zeros_like(n)
     for k in profile.kernels:
-        tc = k.flops_per_unit * n / compute_rate(device, k, profile.arithmetic) if k.flops_per_unit else 0.0 * n
-        tm = k.bytes_per_unit * n / memory_rate(device, k.access) if k.bytes_per_unit else 0.0 * n
+        tc = k.flops_per_unit * n / compute_rate(device, k, profile.arithmetic, c) if k.flops_per_unit else 0 * n
+        tm = k.bytes_per_unit * n / memory_rate(device, k.access, True, c) if k.bytes_per_unit else 0 * n
         compute = compute + np.where(tc >= tm, tc, 0.0)
         memory = memory + np.where(tc >= tm, 0.0, tm)
     launch = np.full_like(n, profile.launches_per_step * LAUNCH_OVERHEAD_S)

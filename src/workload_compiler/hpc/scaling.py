@@ -19,12 +19,14 @@ from ..perf.layout import FloatArray
 from .classes import Profile
 from .comm import comm_times
 from .device import Device
+from .fitted import FITTED, HpcConstants
 from .io import IoLoad, io_time_per_step
-from .roofline import kernel_time
+from .roofline import KernelTime, kernel_time
 
 # ASSUMED: share of HBM an application may fill (runtime context, allocator slack, MPI buffers).
 USABLE_HBM_FRACTION = 0.90
 MAX_GPUS = 1 << 20
+SATURATION_TOLERANCE = 0.05   # a count within 5% of the shortest step counts as saturated
 
 STEP_FORMULA = "time per step = roofline(units/g) + exposed communication(g) + io (hpc/scaling.py)"
 ProfileFor = Callable[[float], Profile]
@@ -40,6 +42,7 @@ class StepBreakdown:
     launch_s: FloatArray
     network_s: FloatArray               # exposed communication
     io_s: FloatArray
+    serial_s: FloatArray                # of compute + memory: the Amdahl share that does not divide
     comm_by_pattern_s: dict[str, FloatArray]
 
     @property
@@ -54,15 +57,22 @@ class StepBreakdown:
 
 
 def step_times(profile: Profile, device: Device, units: float, gpus: Any,
-               io: IoLoad | None = None) -> StepBreakdown:
+               io: IoLoad | None = None, c: HpcConstants = FITTED) -> StepBreakdown:
     g = np.atleast_1d(np.asarray(gpus, dtype=np.float64))
-    kt = kernel_time(profile, device, units / g)
-    comms = comm_times(profile, device, units, g)
+    kt = kernel_time(profile, device, units / g, c)
+    serial = np.zeros_like(g)
+    if profile.serial_fraction:   # Amdahl: s of the one-GPU time stays, (1 - s) divides over g
+        one = kernel_time(profile, device, np.full_like(g, units), c)
+        s = profile.serial_fraction
+        serial = s * (one.compute_s + one.memory_s) - s * (kt.compute_s + kt.memory_s)
+        kt = KernelTime(compute_s=(1 - s) * kt.compute_s + s * one.compute_s,
+                        memory_s=(1 - s) * kt.memory_s + s * one.memory_s, launch_s=kt.launch_s)
+    comms = comm_times(profile, device, units, g, c)
     comm = sum(comms.values(), np.zeros_like(g))
     exposed = np.maximum(comm - kt.total_s, 0.0) if profile.overlap_communication else comm
     return StepBreakdown(gpus=g, compute_s=kt.compute_s, memory_s=kt.memory_s, launch_s=kt.launch_s,
                          network_s=np.asarray(exposed), io_s=io_time_per_step(io, g, kt.total_s + exposed),
-                         comm_by_pattern_s=comms)
+                         serial_s=serial, comm_by_pattern_s=comms)
 
 
 def memory_per_gpu_bytes(profile: Profile, units: float, gpus: Any) -> FloatArray:
@@ -81,7 +91,7 @@ def candidate_gpus(device: Device, lo: int = 1, hi: int = MAX_GPUS) -> FloatArra
     counts = {2**k for k in range(0, 21) if 2**k < node} | {node}
     nodes = 1.0
     while nodes * node <= hi:
-        counts.add(int(round(nodes)) * node)
+        counts.add(round(nodes) * node)
         nodes = max(nodes + 1, nodes * 1.19)
     return np.array(sorted(c for c in counts if lo <= c <= hi), dtype=np.float64)
 
@@ -103,26 +113,33 @@ def gpus_for_step_target(profile: Profile, device: Device, units: float, step_ta
         g = np.array([float(lo)])
     b = step_times(profile, device, units, g, io)
     t = b.total_s
-    best = int(np.argmin(t))
+    # Saturation: the fewest GPUs within SATURATION_TOLERANCE of the shortest step.
+    best = int(np.nonzero(t <= t.min() * (1 + SATURATION_TOLERANCE))[0][0])
     ok = np.nonzero(t <= step_target_s)[0]
     if ok.size:
         return TargetResult(gpus=int(g[ok[0]]), best_gpus=int(g[best]), best_step_s=float(t[best]),
                             binding=None, detail=None)
-    bound = b.bound(best)
-    share = {"network": b.network_s, "memory": b.memory_s, "compute": b.compute_s + b.launch_s,
-             "io": b.io_s}[bound].flat[best] / t[best]
     if best == g.size - 1 and hi < MAX_GPUS:
-        binding = "compute.max_gpus"
-        detail = (f"at the cap of {int(g[best])} GPUs a step takes {t[best]:.3g} s, over the "
-                  f"{step_target_s:.3g} s the target allows")
-    else:
-        patterns = ", ".join(sorted(b.comm_by_pattern_s)) or "no"
-        what = f"{patterns} communication" if bound == "network" else f"{bound} time"
-        binding = "strong_scaling"
-        detail = (f"strong scaling saturates at {int(g[best])} GPUs ({t[best]:.3g} s per step, target "
-                  f"{step_target_s:.3g} s): {what} dominates ({share:.0%} of the step)")
-    return TargetResult(gpus=None, best_gpus=int(g[best]), best_step_s=float(t[best]), binding=binding,
-                        detail=detail)
+        return TargetResult(gpus=None, best_gpus=int(g[best]), best_step_s=float(t[best]),
+                            binding="compute.max_gpus",
+                            detail=(f"at the cap of {int(g[best])} GPUs a step takes {t[best]:.3g} s, over "
+                                    f"the {step_target_s:.3g} s the target allows"))
+    return TargetResult(gpus=None, best_gpus=int(g[best]), best_step_s=float(t[best]),
+                        binding="strong_scaling",
+                        detail=(f"strong scaling saturates at {int(g[best])} GPUs ({t[best]:.3g} s per step, "
+                                f"target {step_target_s:.3g} s): {_dominant(b, best, profile)}"))
+
+
+def _dominant(b: StepBreakdown, i: int, profile: Profile) -> str:
+    """What dominates the saturated step, in words, with its share."""
+    t = float(b.total_s[i])
+    amdahl = f"work that does not divide over GPUs (Amdahl s = {profile.serial_fraction:g})"
+    parts = {"communication (" + ", ".join(sorted(b.comm_by_pattern_s)) + ")": float(b.network_s[i]),
+             amdahl: float(b.serial_s[i]),
+             "kernel launches": float(b.launch_s[i]), "I/O": float(b.io_s[i]),
+             "per-GPU compute and memory time": float(b.compute_s[i] + b.memory_s[i] - b.serial_s[i])}
+    name = max(parts, key=lambda k: parts[k])
+    return f"{name} dominates ({parts[name] / t:.0%} of the step)"
 
 
 def strong_scaling(profile: Profile, device: Device, units: float, g0: int,
@@ -137,14 +154,19 @@ def strong_scaling(profile: Profile, device: Device, units: float, g0: int,
 
 def weak_scaling(profile_for: ProfileFor, device: Device, units: float, g0: int, exponent: int,
                  gpus: Any) -> list[dict[str, float]]:
-    """Rows {gpus, units, time_per_step_s, efficiency}: memory per GPU held at the g0 value;
-    efficiency = t(g0) / t(g)."""
+    """Rows {gpus, units, time_per_step_s, efficiency}: device memory per GPU held at its value for
+    `units` on g0 GPUs (units ~ g^(1/exponent)); efficiency = work per GPU-second relative to the
+    first row (= t(first) / t(g) when the work per unit does not depend on the size)."""
     rows: list[dict[str, float]] = []
-    t0 = float(step_times(profile_for(units), device, units, g0).total_s[0])
     for gi in np.atleast_1d(np.asarray(gpus, dtype=np.float64)):
         u = units * (gi / g0) ** (1.0 / exponent)
-        ti = float(step_times(profile_for(u), device, u, gi).total_s[0])
-        rows.append({"gpus": int(gi), "units": float(u), "time_per_step_s": ti, "efficiency": t0 / ti})
+        p = profile_for(u)
+        ti = float(step_times(p, device, u, gi).total_s[0])
+        work = u * (p.flops_per_unit_step or p.bytes_per_unit_step)
+        rows.append({"gpus": int(gi), "units": float(u), "time_per_step_s": ti, "rate": work / (gi * ti)})
+    base = rows[0]["rate"]
+    for r in rows:
+        r["efficiency"] = float(r.pop("rate") / base)
     return rows
 
 

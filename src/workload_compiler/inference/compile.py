@@ -27,7 +27,7 @@ from .model import ServedModel, served_model
 from .online import Traffic
 from .performance import Device
 from .resolve import DEFAULT_CANDIDATES, PERCENTILES, ServingSettings, resolve_serving
-from .search import Choice, Requirement, SearchResult, search
+from .search import SLOT_CEILING, Choice, Requirement, SearchResult, search
 
 STEP_FORMULA = "inference step model (inference/performance.py) at the steady-state batch"
 QUEUE_FORMULA = "M/D/c slot wait + M/D/1 prefill wait + chunked prefill (inference/online.py)"
@@ -80,6 +80,9 @@ def compile_inference(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> d
         eng = dataclasses.replace(eng, max_batch_size=s.max_batch_size)
     devices = _devices(w, catalog, s, trace)
     req = _requirement(w, s, m)
+    if s.scenario == "online" and s.ttft is None:
+        trace.assumed("serving.slot_utilization_ceiling", SLOT_CEILING,
+                      "no TTFT target: KV slots at most 95% busy, so the request queue stays finite")
     out: dict[str, Any] = {"kind": "inference", "name": w.name or arch.name, "feasible": True,
                            "binding_constraint": None, "objective": _objective(m, s)}
     try:
@@ -137,7 +140,8 @@ def _search_section(result: SearchResult) -> dict[str, Any]:
 def _choice_summary(c: Choice) -> dict[str, Any]:
     return {"accelerator": c.accelerator, "tp": c.layout_value("tp"), "pp": c.layout_value("pp"),
             "ep": c.layout_value("ep"), "replicas": c.replicas + c.spares, "gpus": c.gpus,
-            "batch_size": c.at("decode_seqs"), "output_tokens_per_s_per_gpu": c.at("tokens_per_s_per_gpu"),
+            "batch_size": c.at("decode_seqs"),
+            "output_tokens_per_s_per_gpu": c.at("tokens_per_s_per_gpu", capacity=True),
             "ttft_s": c.at("ttft_s"), "tpot_s": c.at("tpot_s"), "binding": c.binding}
 
 
@@ -176,23 +180,26 @@ def _inference_section(best: Choice, result: SearchResult, m: ServedModel, s: Se
     capacity = best.at("slots")
     kv_tokens = float(np.broadcast_to(ev.plan.kv_capacity_tokens, shape)[best.index])
     seqs_at_window = math.floor(kv_tokens / max(s.context_window, 1.0))
-    tps_gpu = best.at("tokens_per_s_per_gpu")
+    tps_gpu = best.at("tokens_per_s_per_gpu", capacity=True)
     fleet_tps = tps_gpu * best.gpus_per_replica * best.replicas
-    served_rate = s.request_rate if s.request_rate is not None else best.at("requests_per_s") * best.replicas
-    utilization = served_rate / max(best.at("requests_per_s") * best.replicas, 1e-12)
+    capacity_rate = best.at("requests_per_s", capacity=True) * best.replicas
+    served_rate = s.request_rate if s.request_rate is not None else capacity_rate
+    utilization = served_rate / max(capacity_rate, 1e-12)
     out: dict[str, Any] = {
         "scenario": s.scenario, "engine": s.engine, "weights": s.weights, "kv_cache_dtype": s.kv_dtype,
         "replicas": best.replicas + best.spares, "active_replicas": best.replicas,
         "spare_replicas": best.spares,
         "gpus_per_replica": best.gpus_per_replica, "batch_size": best.at("decode_seqs"),
+        "served_output_tokens_per_s_per_gpu": best.at("tokens_per_s_per_gpu"),
         "max_batch_size": capacity, "kv_bytes_per_token": m.kv_bytes_per_token,
         "kv_bytes_per_token_per_gpu": kv_per_gpu, "kv_capacity_tokens": kv_tokens,
         "kv_capacity_sequences": seqs_at_window, "output_tokens_per_s_per_gpu": tps_gpu,
         "output_tokens_per_s": fleet_tps, "tokens_per_s_per_user": best.at("tokens_per_s_per_user"),
-        "ttft_s": best.at("ttft_s"), "ttft_percentile": s.ttft[0] if s.ttft else "p99",
+        "ttft_s": _ttft(best, s), "ttft_percentile": _ttft_percentile(s),
         "ttft_prefill_s": best.at("ttft_prefill_s"), "tpot_s": best.at("tpot_s"),
         "tpot_percentile": s.tpot[0] if s.tpot else "p99", "tpot_mean_s": best.at("tpot_mean_s"),
-        "requests_per_s_per_replica": best.at("requests_per_s"), "request_rate_per_s": served_rate,
+        "requests_per_s_per_replica": best.at("requests_per_s", capacity=True),
+        "request_rate_per_s": served_rate, "batch_size_at_capacity": best.at("decode_seqs", capacity=True),
         "utilization": utilization, "binding": _binding_text(best, req),
         "step_breakdown_s": _step_breakdown(best), "pareto_front": result.pareto[:24],
         "hardware_floor_s": result.floors,
@@ -200,12 +207,26 @@ def _inference_section(best: Choice, result: SearchResult, m: ServedModel, s: Se
     for key, formula in (("ttft_s", QUEUE_FORMULA), ("tpot_s", STEP_FORMULA),
                          ("output_tokens_per_s_per_gpu", STEP_FORMULA),
                          ("kv_capacity_tokens", MEMORY_FORMULA),
-                         ("batch_size", "largest batch meeting the targets (inference/search.py)")):
+                         ("batch_size", "operating batch at the served load (inference/search.py)")):
         trace.derived(f"inference.{key}", out[key], formula)
     if w.cost is not None:
         out.update(_cost(w, catalog, best, served_rate * s.osl, trace))
     out["explanation"] = _explain(best, result, req, out)
     return out
+
+
+def _ttft(best: Choice, s: ServingSettings) -> float:
+    """Online: at the percentile, queueing included. Offline every request is queued at once, so
+    TTFT is the queue; reported without it (one mean step + the request's own prefill)."""
+    if s.scenario == "offline":
+        return best.at("ttft_prefill_s") + best.at("tpot_mean_s")
+    return best.at("ttft_s")
+
+
+def _ttft_percentile(s: ServingSettings) -> str:
+    if s.scenario == "offline":
+        return "offline: no queue (all requests queued at once)"
+    return s.ttft[0] if s.ttft else "p99"
 
 
 def _step_breakdown(best: Choice) -> dict[str, float]:
@@ -217,10 +238,11 @@ def _step_breakdown(best: Choice) -> dict[str, float]:
 
 def _binding_text(best: Choice, req: Requirement) -> dict[str, str]:
     what = {"memory": "the KV cache holds no more sequences (memory)",
+            "batch_limit": "the engine's batch limit (max_batch_size / max_num_seqs; serving.max_batch_size)",
             "ttft": "a larger batch misses the TTFT target", "tpot": "a larger batch misses the TPOT target"}
     replicas = ("request rate" if req.request_rate is not None else
                 "concurrency" if req.concurrency is not None else "one replica (no rate given)")
-    return {"batch": what.get(best.binding.split(" ")[0], best.binding), "replicas": replicas}
+    return {"batch": what.get(best.binding, best.binding), "replicas": replicas}
 
 
 def _cost(w: InferenceWorkload, catalog: Catalog, best: Choice, served_tokens_per_s: float,
@@ -237,7 +259,7 @@ def _cost(w: InferenceWorkload, catalog: Catalog, best: Choice, served_tokens_pe
     if c.gpu_hour_usd is None and c.power_usd_per_kwh is not None and c.pue is None:
         trace.assumed("cost.pue", 1.0, "not given: facility overhead not included")
     per_hour = price.usd_per_gpu_hour * best.gpus
-    capacity_tps = best.at("tokens_per_s_per_gpu") * best.gpus_per_replica * best.replicas
+    capacity_tps = best.at("tokens_per_s_per_gpu", capacity=True) * best.gpus_per_replica * best.replicas
     out = {"cost_usd_per_gpu_hour": price.usd_per_gpu_hour, "cost_usd_per_hour": per_hour,
            "cost_per_million_tokens": cost_per_million_tokens(per_hour, served_tokens_per_s),
            "cost_per_million_tokens_at_capacity": cost_per_million_tokens(per_hour, capacity_tps),
@@ -253,11 +275,13 @@ def _explain(best: Choice, result: SearchResult, req: Requirement, out: dict[str
              + (f" PP{pp}" if pp > 1 else "") + (f" EP{ep}" if ep > 1 else "")
              + f" ({best.gpus} GPUs): the fewest GPUs of {result.evaluated} evaluated points "
              "meeting the targets",
-             f"batch {out['batch_size']:.0f} per replica: {out['binding']['batch']}",
+             f"batch {out['batch_size']:.0f} per replica at {out['request_rate_per_s']:.3g} req/s; at most "
+             f"{out['batch_size_at_capacity']:.0f}: {out['binding']['batch']}",
              f"TTFT {out['ttft_percentile']} {format_duration(out['ttft_s'])} (prefill alone "
-             f"{format_duration(out['ttft_prefill_s'])}; the rest is queueing at "
-             f"{out['utilization']:.0%} load), "
-             f"TPOT {out['tpot_percentile']} {format_duration(out['tpot_s'])}"]
+             f"{format_duration(out['ttft_prefill_s'])}"
+             + (f"; the rest is queueing at {out['utilization']:.0%} load)"
+                if req.scenario == "online" else ")")
+             + f", TPOT {out['tpot_percentile']} {format_duration(out['tpot_s'])}"]
     if best.spares:
         lines.append(f"+{best.spares} spare replica(s) for availability (N+{best.spares})")
     r = result.rejected

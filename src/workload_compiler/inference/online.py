@@ -48,6 +48,7 @@ class Evaluation:
 
     layout: ServingLayout
     plan: MemoryPlan
+    kv_slots: FloatArray                # sequences the KV cache holds (before the batch limit)
     slots: FloatArray                   # sequences a replica holds at once
     decode_seqs: FloatArray
     step: StepTime                      # at the mean batch
@@ -65,18 +66,19 @@ class Evaluation:
 
 
 def replica_memory(m: ServedModel, dev: Device, lay: ServingLayout, eng: Engine,
-                   memory_fraction: float | None, traffic: Traffic) -> tuple[MemoryPlan, FloatArray]:
-    """The memory plan and the slots: sequences of reserve_tokens the KV holds, capped by the
-    engine's batch limit per scheduler (one per attention-DP group)."""
+                   memory_fraction: float | None,
+                   traffic: Traffic) -> tuple[MemoryPlan, FloatArray, FloatArray]:
+    """The memory plan, the sequences of reserve_tokens the KV cache holds, and the slots: those
+    capped by the engine's batch limit per scheduler (one per attention-DP group)."""
     plan = memory_plan(m, lay, dev.hw.hbm_bytes, eng, memory_fraction=memory_fraction)
     held = max_sequences(m, plan, lay, traffic.reserve_tokens, eng.block_size_tokens)
-    return plan, np.asarray(np.minimum(held, eng.max_batch_size * lay.dp_attn))
+    return plan, held, np.asarray(np.minimum(held, eng.max_batch_size * lay.dp_attn))
 
 
 def evaluate(m: ServedModel, dev: Device, lay: ServingLayout, eng: Engine, traffic: Traffic,
              decode_seqs: Any, *, memory_fraction: float | None = None) -> Evaluation:
     """Latency and throughput at mean decode batch `decode_seqs` (broadcast against the layout)."""
-    plan, slots = replica_memory(m, dev, lay, eng, memory_fraction, traffic)
+    plan, kv_slots, slots = replica_memory(m, dev, lay, eng, memory_fraction, traffic)
     b = np.asarray(decode_seqs, dtype=np.float64)
     isl, osl = traffic.isl, traffic.osl
     mean = steady_state(m, dev, lay, b, isl, osl)
@@ -97,7 +99,8 @@ def evaluate(m: ServedModel, dev: Device, lay: ServingLayout, eng: Engine, traff
     ttft = t + ttft0 + wait_prefill + wait_slot
     b_tail = busy_quantile(b, np.maximum(slots, 1.0), traffic.tpot_quantile)
     tail = steady_state(m, dev, lay, np.maximum(b_tail, b), isl, osl)
-    return Evaluation(layout=lay, plan=plan, slots=slots, decode_seqs=np.asarray(b), step=mean.step,
+    return Evaluation(layout=lay, plan=plan, kv_slots=kv_slots, slots=slots, decode_seqs=np.asarray(b),
+                      step=mean.step,
                       tpot_mean_s=t, tpot_s=tail.step.total_s, ttft_prefill_s=np.asarray(ttft0),
                       ttft_s=np.asarray(ttft), requests_per_s=lam,
                       tokens_per_s_per_gpu=mean.output_tokens_per_s_per_gpu,

@@ -30,6 +30,7 @@ from .serving import offline_decode_seqs
 BATCH_POINTS = 40
 TP_CHOICES = (1, 2, 4, 8, 16, 32, 64, 72)
 PP_CHOICES = (1, 2, 4, 8)
+SLOT_CEILING = 0.95
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,15 +55,17 @@ class Requirement:
 class Choice:
     accelerator: str
     evaluation: Evaluation
-    index: tuple[int, int]
+    index: tuple[int, int]              # the operating point at the served load
+    capacity_index: tuple[int, int]     # the largest batch meeting the targets
     replicas: int                       # active, serving the load
     spares: int
     binding: str                        # what stopped the batch from growing
 
-    def at(self, name: str) -> float:
-        """A scalar of the evaluation at the chosen point (Evaluation field name)."""
+    def at(self, name: str, capacity: bool = False) -> float:
+        """A scalar of the evaluation (field `name`) at the operating point, or at capacity."""
         shape = self.evaluation.ttft_s.shape
-        return float(np.broadcast_to(np.asarray(getattr(self.evaluation, name)), shape)[self.index])
+        i = self.capacity_index if capacity else self.index
+        return float(np.broadcast_to(np.asarray(getattr(self.evaluation, name)), shape)[i])
 
     @property
     def gpus_per_replica(self) -> int:
@@ -106,7 +109,7 @@ def layouts(m: ServedModel, dev: Device, req: Requirement) -> ServingLayout:
 
 
 def _grid(m: ServedModel, dev: Device, lay: ServingLayout, eng: Engine, req: Requirement) -> Evaluation:
-    plan, slots = replica_memory(m, dev, lay, eng, req.memory_fraction, req.traffic)
+    plan, _, slots = replica_memory(m, dev, lay, eng, req.memory_fraction, req.traffic)
     top = np.maximum(slots, 1.0)
     if req.scenario == "offline":
         b = offline_decode_seqs(m, plan, lay, req.traffic.isl, req.traffic.osl, max_batch=slots,
@@ -119,11 +122,10 @@ def _grid(m: ServedModel, dev: Device, lay: ServingLayout, eng: Engine, req: Req
     return evaluate(m, dev, lay, eng, req.traffic, b, memory_fraction=req.memory_fraction)
 
 
-def _replicas(ev: Evaluation, i: tuple[int, int], gpr: int, req: Requirement) -> int:
+def _replicas(ev: Evaluation, i: tuple[int, int], req: Requirement) -> int:
+    """Active replicas the load needs (1 when no rate or concurrency is given)."""
     shape = ev.ttft_s.shape
     lam = float(np.broadcast_to(ev.requests_per_s, shape)[i]) * req.utilization_ceiling
-    if req.gpus is not None:
-        return max(req.gpus // gpr - req.spare_replicas, 0)
     if req.request_rate is not None:
         return max(1, math.ceil(req.request_rate / lam - 1e-9))
     if req.concurrency is not None:
@@ -147,7 +149,14 @@ def search(m: ServedModel, devices: dict[str, Device], eng: Engine, req: Require
         shape = ev.ttft_s.shape
         evaluated += int(np.prod(shape))
         fits = np.broadcast_to(ev.fits, shape)
-        ok_ttft = ev.ttft_s <= (req.ttft_target_s or np.inf)
+        if req.scenario == "online":
+            # A queue served at 100% of its slots never drains: without a TTFT target, keep the
+            # slots at most SLOT_CEILING busy (the caller records it as an assumption).
+            busy = np.broadcast_to(ev.decode_seqs <= SLOT_CEILING * ev.slots, shape)
+            ok_ttft = np.isfinite(ev.ttft_s) & (ev.ttft_s <= (req.ttft_target_s or np.inf))
+            ok_ttft = ok_ttft & (busy if req.ttft_target_s is None else True)
+        else:
+            ok_ttft = np.ones(shape, dtype=np.bool_)
         ok_tpot = ev.tpot_s <= (req.tpot_target_s or np.inf)
         rejected["memory"] += int(np.sum(~fits))
         rejected["ttft"] += int(np.sum(fits & ~ok_ttft))
@@ -161,9 +170,13 @@ def search(m: ServedModel, devices: dict[str, Device], eng: Engine, req: Require
             col = int(np.argmax(np.where(good[row], ev.tokens_per_s_per_gpu[row], -1.0)))
             i = (row, col)
             gpr = int(np.broadcast_to(ev.layout.gpus, shape)[i])
-            n = _replicas(ev, i, gpr, req)
-            ch = Choice(accelerator=acc_id, evaluation=ev, index=i, replicas=n, spares=req.spare_replicas,
-                        binding=_binding(ev, good, fits, ok_ttft, i))
+            n = _replicas(ev, i, req)
+            if req.gpus is not None:   # pinned: every replica that fits serves, if enough of them
+                have = req.gpus // gpr - req.spare_replicas
+                n = have if have >= n else 0
+            op = _operating(ev, good, i, req, n)
+            ch = Choice(accelerator=acc_id, evaluation=ev, index=op, capacity_index=i, replicas=n,
+                        spares=req.spare_replicas, binding=_binding(ev, good, fits, ok_ttft, i))
             if n < 1 or (req.max_gpus is not None and ch.gpus > req.max_gpus):
                 rejected["gpus"] += 1
                 continue
@@ -175,13 +188,27 @@ def search(m: ServedModel, devices: dict[str, Device], eng: Engine, req: Require
                         seconds=time.perf_counter() - start, floors=floors)
 
 
+def _operating(ev: Evaluation, good: Any, i: tuple[int, int], req: Requirement, n: int) -> tuple[int, int]:
+    """The smallest kept batch whose rate covers the load one of n replicas carries (the
+    per-replica rate grows with the batch); the capacity point when no rate is given."""
+    if req.request_rate is None or n < 1:
+        return i
+    row = i[0]
+    lam = np.broadcast_to(ev.requests_per_s, ev.ttft_s.shape)[row]
+    enough = good[row] & (lam * req.utilization_ceiling >= req.request_rate / n)
+    return (row, int(np.argmax(enough))) if enough.any() else i
+
+
 def _binding(ev: Evaluation, good: Any, fits: Any, ok_ttft: Any, i: tuple[int, int]) -> str:
     """Why the batch stops at this point: the next larger batch fails memory, TTFT or TPOT."""
     row, col = i
+    shape = ev.ttft_s.shape
+    capped = bool(np.broadcast_to(ev.kv_slots > ev.slots, shape)[i])
+    full = "batch_limit" if capped else "memory"
     if col + 1 >= good.shape[1] or float(ev.decode_seqs[row, col + 1]) <= float(ev.decode_seqs[i]):
-        return "memory" if good.shape[1] > 1 else "memory (KV-limited offline batch)"
+        return full
     if not fits[row, col + 1]:
-        return "memory"
+        return full
     return "ttft" if not ok_ttft[row, col + 1] else "tpot"
 
 

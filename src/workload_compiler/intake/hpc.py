@@ -34,7 +34,7 @@ def parse_size(value: Any, field: str = "problem.size") -> float:
     """'1M' -> 1e6, '512^3' -> 134217728, '1024x512x256' -> their product."""
     if isinstance(value, str) and "^" in value:
         base, _, exp = value.partition("^")
-        return parse_count(base.strip(), field) ** parse_count(exp.strip(), field)
+        return math.pow(parse_count(base.strip(), field), parse_count(exp.strip(), field))
     if isinstance(value, str) and re.fullmatch(r"[^x]+(x[^x]+)+", value.strip()):
         return math.prod(parse_count(p.strip(), field) for p in value.split("x"))
     return parse_count(value, field)

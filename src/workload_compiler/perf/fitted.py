@@ -25,6 +25,6 @@ FITTED = TrainingConstants(
     gemm_kernel_overhead_s=6.694e-06,
     attention_eff=0.3465,
     elementwise_mult=1.682,
-    tp_exposed=0.5,
+    tp_exposed=0.7506,
     overlap_contention=0.322,
 )

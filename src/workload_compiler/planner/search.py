@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..arch.model import ModelArch
+from ..errors import InputError
 from ..intake.common import ParallelismIntake
 from ..perf.layout import RECOMPUTE_NAMES, FloatArray, Hardware, IntArray, Layout, TrainingSetup
 from ..perf.memory import training_memory_bytes
@@ -122,6 +123,8 @@ def search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
     Memory must fit in the whole HBM (`hw.hbm_bytes`; the memory model has its own runtime term).
     Nothing fitting is an answer, not an exception: `PlanResult.infeasible` names the binding rule.
     """
+    if gpus < 1:
+        raise InputError("compute.gpus", gpus, "a positive GPU count")
     t0 = time.perf_counter()
     top_k = max(1, top_k)
     space = build_space(arch, setup, hw, gpus, pins)

@@ -73,12 +73,15 @@ def render(spec: SystemSpec, console: Console) -> None:
         console.print(Panel("\n".join(lines), title="Collisions", title_align="left", border_style="red"))
     if spec.alternatives:
         table = Table(title=None)
-        for col in ("alternative", "what changes", "GPUs", "time to train", "IT power"):
+        for col in ("alternative", "what changes", "GPUs", "time to train", "IT power", "meets target / binds"):
             table.add_column(col)
         for a in spec.alternatives:
+            verdict = "—" if a.get("meets_target") is None else ("yes" if a["meets_target"] else "no")
+            if not a.get("feasible", True):
+                verdict = f"infeasible: {a.get('binding')}"
             table.add_row(str(a.get("name")), str(a.get("change")), format_value("gpus", a.get("gpus")),
                           format_value("time_to_train_s", a.get("time_to_train_s")),
-                          format_value("it_power_w", a.get("it_power_w")))
+                          format_value("it_power_w", a.get("it_power_w")), verdict)
         console.print(Panel(table, title="Alternatives", title_align="left"))
     if spec.assumptions:
         body = Group(*[Text.from_markup(f"• [yellow]{a.field}[/] = {format_value(a.field.split('.')[-1], a.value)}"

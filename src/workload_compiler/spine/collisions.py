@@ -108,6 +108,8 @@ def alternatives(w: TrainingWorkload, arch: ModelArch, spec: SystemSpec, catalog
         params = param_counts(arch).total * target / base_time
         variant("smaller model", f"a {format_count(params)}-parameter model (FLOPs scale with parameters at fixed tokens)",
                 model=type(w.model)(params=params), compute=pins_free)
+    if base_time is None and not spec.feasible:
+        _smaller_model_that_fits(w, arch, catalog, compile_fn, pins_free, target, out)
     if target is not None:
         variant("two sites", f"{2 * gpus:,} GPUs over two sites, data parallel across them "
                 "(assumes the inter-site link carries the gradient reduction)",
@@ -124,3 +126,17 @@ def alternatives(w: TrainingWorkload, arch: ModelArch, spec: SystemSpec, catalog
                 facility=w.facility.model_copy(update={"cooling": "dlc", "rack_power": None, "pue": None}),
                 compute=pins_free)
     return out
+
+
+def _smaller_model_that_fits(w: TrainingWorkload, arch: ModelArch, catalog: Catalog, compile_fn: CompileFn,
+                             compute: Any, target: float | None, out: list[dict[str, Any]]) -> None:
+    """The largest model (shape from params) that has a layout on the capped GPUs: tried at 80%,
+    60%, 40% and 20% of the parameters, each a recompile; the first that fits is reported."""
+    params = param_counts(arch).total
+    for fraction in (0.8, 0.6, 0.4, 0.2):
+        alt = compile_fn(w.model_copy(update={"model": type(w.model)(params=params * fraction), "compute": compute},
+                                      deep=True), catalog)
+        if alt.feasible:
+            out.append(_summary("smaller model", f"a {format_count(params * fraction)}-parameter model "
+                                f"({fraction:.0%} of the size) fits the GPUs available", alt, target))
+            return

@@ -22,6 +22,7 @@ from ..perf.layout import Hardware, TrainingSetup
 from ..perf.objective import gpu_ladder, gpus_for_deadline, min_gpus_for_flops
 from ..facility import Hall, fit_hall
 from ..planner.result import PlanResult, RankedLayout
+from ..planner.capacity import fewest_gpus_to_hold
 from ..planner.search import search
 from ..provenance import Trace
 from .collisions import alternatives, find_collisions
@@ -139,11 +140,11 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
         if largest is not None:
             return trace.derived("compute.gpus", largest,
                                  "deadline unreachable within the GPU cap: the largest count that has a layout"), uncapped
-        raise Infeasible("gpu cap", f"no layout of the model fits on {cap:,} or fewer {hw.accelerator_id} GPUs")
+        raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap))
     if caps:
         largest = _largest_plannable(cap, hw, plan)
         if largest is None:
-            raise Infeasible("gpu cap", f"no layout of the model fits on {cap:,} or fewer {hw.accelerator_id} GPUs")
+            raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap))
         return trace.derived("compute.gpus", largest, "the most GPUs the cap or hall allows that have a layout"), None
     n = hw.gpus_per_node
     while n <= cap:
@@ -153,6 +154,16 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
     detail = plan(n // 2).infeasible
     raise Infeasible("memory", f"no layout fits on up to {cap:,} {hw.accelerator_id} GPUs"
                      + (f": {detail[1]}" if detail else ""))
+
+
+def _cap_shortfall(arch: ModelArch, setup: TrainingSetup, hw: Hardware, cap: int) -> str:
+    """Why nothing fits under the cap: the model state against the HBM of the capped GPUs when that
+    binds, else the activations and runtime on top of it."""
+    bound = fewest_gpus_to_hold(arch, setup, hw)
+    if bound.gpus is None or bound.gpus > cap:
+        return bound.shortfall(cap)
+    return (f"no layout of the model fits on {cap:,} or fewer {hw.accelerator_id} GPUs: the state fits "
+            f"({bound.gpus} GPUs hold it) but not with activations and runtime memory")
 
 
 def _largest_plannable(cap: int, hw: Hardware, plan: Callable[[int], PlanResult]) -> int | None:

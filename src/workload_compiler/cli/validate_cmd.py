@@ -1,0 +1,75 @@
+"""`wkc validate [--json] [--group G] [--suite S] [--calibration DIR]`: the models against published runs.
+
+Prints, per source group, each record's published and predicted value and the error, then the
+group's MAPE and max error and the overall MAPE; lists the records it could not use and why.
+It reports and exits 0 whatever the errors are (a miss is information, not a failure).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ..errors import InputError
+from ..validation.report import Report, Row, summarize, to_json
+from ..validation.suites import SUITES, find_calibration_dir
+from .common import out, user_errors
+
+
+def _group_table(name: str, rows: list[Row], mape: float, max_err: float) -> Table:
+    t = Table(title=f"{name}: MAPE {mape:.1f}%, max {max_err:.1f}% ({len(rows)} records)", title_justify="left")
+    for col in ("record", "model", "GPUs", "layout", "published", "predicted", "error %", "MFU %"):
+        t.add_column(col, justify="right" if col in ("GPUs", "published", "predicted", "error %", "MFU %") else "left")
+    for r in rows:
+        style = "red" if abs(r.error) > 0.10 else "yellow" if abs(r.error) > 0.05 else ""
+        t.add_row(r.id, r.model, str(r.gpus), r.layout, f"{r.published:.3f}", f"{r.predicted:.3f}",
+                  f"[{style}]{r.error * 100:+.1f}[/]" if style else f"{r.error * 100:+.1f}",
+                  "" if r.mfu is None else f"{r.mfu * 100:.1f}")
+    return t
+
+
+def _print(report: Report, quantity: str) -> None:
+    for name, g in report.groups.items():
+        out.print(_group_table(name, g.rows, g.mape, g.max_abs_error))
+    if report.skipped:
+        t = Table(title=f"Skipped ({len(report.skipped)} records)", title_justify="left")
+        t.add_column("record")
+        t.add_column("reason")
+        for s in report.skipped:
+            t.add_row(s.id, s.reason)
+        out.print(t)
+    out.print(f"Compared: {quantity} (predicted / published - 1; MFU is predicted, against the dense "
+              "peak of the run's GEMM precision)", highlight=False)
+    out.print(f"[bold]Overall MAPE {report.overall_mape:.2f}%[/], max {report.overall_max_abs_error:.1f}% "
+              f"over {len(report.rows)} records", highlight=False)
+
+
+def validate(
+    as_json: Annotated[bool, typer.Option("--json", help="emit JSON on stdout")] = False,
+    group: Annotated[str | None, typer.Option("--group", help="only this source group")] = None,
+    suite: Annotated[str, typer.Option("--suite", help=f"one of: {', '.join(SUITES)}")] = "training",
+    calibration: Annotated[Path | None, typer.Option(
+        "--calibration", help="calibration directory (default: $WKC_CALIBRATION_DIR, else "
+        "../shared/calibration beside the repository)")] = None,
+) -> None:
+    """Compare predicted step times with published training runs."""
+    with user_errors():
+        if suite not in SUITES:
+            raise InputError("--suite", suite, f"one of: {', '.join(SUITES)}")
+        rows, skipped = SUITES[suite](find_calibration_dir(calibration))
+        groups = sorted({r.group for r in rows} | {s.group for s in skipped})
+        if group is not None and group not in groups:
+            raise InputError("--group", group, f"one of: {', '.join(groups)}")
+        report = summarize(rows, skipped, group)
+        if as_json:
+            print(json.dumps(to_json(report), indent=2, sort_keys=True))  # stdout is data: no markup
+        else:
+            _print(report, rows[0].quantity if rows else "")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate)
