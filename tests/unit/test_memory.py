@@ -3,6 +3,7 @@ what a pipeline stage holds, the pipeline's in-flight micro-batches, vectorizati
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from pathlib import Path
@@ -54,11 +55,13 @@ def one(d: dict[str, Any], key: str) -> float:
 
 # ---------------------------------------------------------------- model states
 
+@functools.cache
 def _megatron_record() -> dict[str, dict[str, str]]:
     """Calibration record megatron_dist_optimizer_bytes_per_param (Megatron-Core docs,
     dist_optimizer.md, 'theoretical number of bytes per parameter'); the published table if absent."""
     if CALIBRATION.exists():
-        recs = yaml.safe_load(CALIBRATION.read_text())["records"]
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        recs = yaml.load(CALIBRATION.read_text(), Loader=loader)["records"]
         rec = next(r for r in recs if r["id"] == "megatron_dist_optimizer_bytes_per_param")
         return {k: {kk: str(vv) for kk, vv in v.items()} for k, v in rec["measured"]["other"].items()}
     return {"bf16_params_fp32_grads": {"non_distributed": "18", "distributed": "6 + 12/d"},
@@ -238,7 +241,7 @@ def test_more_pp_never_raises_weight_bytes(arch: ModelArch, kw: dict[str, Any], 
     r = training_memory_detail(arch, _setup(precision), Layout.of(**{**kw, "pp": pps}))
     for key in ("weights_first", "weights_last"):
         steps = np.diff(r[key])
-        if kw["zero"] == 3 and kw["dp"] * kw["cp"] > 1:
+        if kw["zero"] == 3:
             steps = steps[1:]
         assert np.all(steps <= 0)
 
@@ -246,14 +249,13 @@ def test_more_pp_never_raises_weight_bytes(arch: ModelArch, kw: dict[str, Any], 
 @settings(max_examples=25, deadline=None)
 @given(arch=archs, kw=layouts, precision=precisions)
 def test_higher_zero_stage_never_costs_more(arch: ModelArch, kw: dict[str, Any], precision: str) -> None:
-    """Stages 0 -> 1 -> 2 never raise any model-state term; 2 -> 3 never raises the total
-    without pipelining (with it, see test_more_pp_never_raises_weight_bytes)."""
+    """ZeRO 0 -> 1 never raises the total. 1 -> 2 -> 3 never raises it without pipelining; with
+    it, ZeRO-2's per-layer gradient buffer can outweigh the saving on a one-layer stage, and
+    ZeRO-3 keeps the stage gathered (see test_more_pp_never_raises_weight_bytes)."""
     assume(_valid(kw))
     r = training_memory_bytes(arch, _setup(precision), Layout.of(**{**kw, "zero": [0, 1, 2, 3]}))
-    states = r["weights"] + r["gradients"] + r["optimizer"]
-    assert np.all(np.diff(states[:3]) <= 1e-6 * states[:3].max())
-    if kw["pp"] == 1:
-        assert np.all(np.diff(r["total"]) <= 1e-6 * r["total"].max())
+    steps = np.diff(r["total"]) if kw["pp"] == 1 else np.diff(r["total"][:2])
+    assert np.all(steps <= 1e-9 * r["total"].max())
 
 
 @settings(max_examples=10, deadline=None)

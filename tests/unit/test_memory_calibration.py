@@ -13,6 +13,7 @@ build_pipeline_schedule).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,13 @@ MAX_ERROR, MEAN_ERROR = 0.10, 0.05
 def _records() -> list[dict[str, Any]]:
     if not CALIBRATION.exists():
         pytest.skip("shared calibration data not present")
-    recs = yaml.safe_load(CALIBRATION.read_text())["records"]
+    return _load()
+
+
+@functools.cache
+def _load() -> list[dict[str, Any]]:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    recs = yaml.load(CALIBRATION.read_text(), Loader=loader)["records"]
     return [r for r in recs if (r.get("measured") or {}).get("memory_gib_per_gpu")]
 
 

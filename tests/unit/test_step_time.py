@@ -136,4 +136,6 @@ def test_valid_layouts_give_finite_times_and_mfu_below_one(tp: int, pp: int, dp:
     r = training_step(LLAMA70B, setup, lay, H100, k)
     values = [r.step_time_s, r.tokens_per_s, r.mfu, r.mfu_bf16, *r.breakdown_s.values()]
     assert all(np.all(np.isfinite(v)) for v in values)
-    assert 0 < float(r.mfu) < 1 and 0 < float(r.mfu_bf16) < 1
+    assert 0 < float(r.mfu) < 1           # against the peak of the run's own GEMM precision
+    if not fp8:
+        assert float(r.mfu_bf16) == float(r.mfu)

@@ -51,7 +51,7 @@ class Kernel:
     name: str
     flops_per_unit: float
     bytes_per_unit: float
-    compute: Literal["gemm", "vector"] = "vector"
+    compute: Literal["gemm", "vector", "md_pair"] = "vector"
     access: Literal["stream", "stencil"] = "stream"
 
 
@@ -128,10 +128,10 @@ def class_profile(solver_class: str, precision: str, units: float,
     check_precision(solver_class, precision)
     opts = options or ClassOptions()
     vb = _VALUE_BYTES[precision]
-    build = {"cfd_lbm": _lbm, "cfd_fv": _fv, "weather_climate": _weather,
-             "fft_spectral": _fft, "dense_linear_algebra": _dla}[solver_class]
     if solver_class == "molecular_dynamics":
         return _md(precision, vb, opts, c)
+    build = {"cfd_lbm": _lbm, "cfd_fv": _fv, "weather_climate": _weather,
+             "fft_spectral": _fft, "dense_linear_algebra": _dla}[solver_class]
     return build(precision, vb, units, opts)
 
 
@@ -199,7 +199,7 @@ def _md(precision: str, vb: int, o: ClassOptions, c: HpcConstants) -> Profile:
         solver_class="molecular_dynamics", unit="atoms", precision=precision,
         arithmetic=_arith(precision), value_bytes=vb,
         kernels=(Kernel(name="nonbonded", flops_per_unit=MD_FLOPS_PER_PAIR * neighbors / 2.0,
-                        bytes_per_unit=0.0),
+                        bytes_per_unit=0.0, compute="md_pair"),
                  Kernel(name="pme_update", flops_per_unit=0.0,
                         bytes_per_unit=c.md_bytes_per_atom_step * vb / 4.0)),
         exchanges=(Exchange(pattern="halo", per_step=2.0, bytes=layers * 3.0 * vb),

@@ -24,6 +24,9 @@ from .classes import Kernel, Profile
 from .device import Device
 from .fitted import FITTED, HpcConstants
 
+# ASSUMED: share of the vector peak a compute-bound vector kernel sustains (no calibration record
+# has one: LBM, FFT and stencil kernels are memory bound); taken equal to the STREAM share.
+VECTOR_FRACTION = 0.85
 # ASSUMED: host-side cost of one kernel launch on a GPU-resident step (CUDA/HIP launch + stream
 # order, a few microseconds; CUDA Graphs lower it). Sets the floor of a step at small sizes.
 LAUNCH_OVERHEAD_S = 2.0e-6
@@ -60,8 +63,8 @@ def compute_rate(device: Device, kernel: Kernel, arithmetic: str, c: HpcConstant
     """Sustained FLOP/s of a kernel on one GPU.
 
     GEMM: min(gemm_fraction x peak, gemm_fp64_flops_per_j x TDP) for FP64 (the board power limit
-    binds HPL on GPUs with a doubled matrix peak); vector kernels: vector_fraction x peak, x
-    amd_kernel_fraction on AMD.
+    binds HPL on GPUs with a doubled matrix peak); the MD pair kernel: md_pair_fraction x peak;
+    other vector kernels: VECTOR_FRACTION x peak; both x amd_kernel_fraction on AMD.
     """
     peak, _ = peak_flops(device, arithmetic, kernel.compute)
     if kernel.compute == "gemm":
@@ -69,7 +72,8 @@ def compute_rate(device: Device, kernel: Kernel, arithmetic: str, c: HpcConstant
         if arithmetic == "fp64" and device.tdp_w is not None:
             rate = min(rate, c.gemm_fp64_flops_per_j * device.tdp_w)
         return rate
-    return c.vector_fraction * peak * vendor_fraction(device, c)
+    share = c.md_pair_fraction if kernel.compute == "md_pair" else VECTOR_FRACTION
+    return share * peak * vendor_fraction(device, c)
 
 
 def memory_rate(device: Device, access: str, application: bool = True, c: HpcConstants = FITTED) -> float:
@@ -102,8 +106,10 @@ def kernel_time(profile: Profile, device: Device, units_per_gpu: Any, c: HpcCons
     compute = np.zeros_like(n)
     memory = np.zeros_like(n)
     for k in profile.kernels:
-        tc = k.flops_per_unit * n / compute_rate(device, k, profile.arithmetic, c) if k.flops_per_unit else 0 * n
-        tm = k.bytes_per_unit * n / memory_rate(device, k.access, True, c) if k.bytes_per_unit else 0 * n
+        flops_s = compute_rate(device, k, profile.arithmetic, c) if k.flops_per_unit else 1.0
+        bytes_s = memory_rate(device, k.access, True, c) if k.bytes_per_unit else 1.0
+        tc = k.flops_per_unit * n / flops_s
+        tm = k.bytes_per_unit * n / bytes_s
         compute = compute + np.where(tc >= tm, tc, 0.0)
         memory = memory + np.where(tc >= tm, 0.0, tm)
     launch = np.full_like(n, profile.launches_per_step * LAUNCH_OVERHEAD_S)

@@ -46,6 +46,7 @@ Recompute policies (what stays stored between forward and backward):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from ..arch.model import ModelArch
@@ -231,6 +232,7 @@ class LayerActivations:
     gradients: ActivationCoefficients
 
 
+@lru_cache(maxsize=128)       # ModelArch is frozen (hashable); compile calls this per layout
 def layer_activations(a: ModelArch, *, moe_layer: bool, flash: bool = True,
                       dropout: bool = False) -> LayerActivations:
     """Coefficients for every policy. In backward a recomputing layer materializes its whole

@@ -21,10 +21,10 @@ class TrainingConstants:
 
 
 FITTED = TrainingConstants(
-    gemm_e_max=0.6884,
-    gemm_kernel_overhead_s=6.694e-06,
-    attention_eff=0.3465,
-    elementwise_mult=1.682,
-    tp_exposed=0.7506,
-    overlap_contention=0.322,
+    gemm_e_max=0.6881,
+    gemm_kernel_overhead_s=5.437e-06,
+    attention_eff=0.3474,
+    elementwise_mult=1.741,
+    tp_exposed=0.739,
+    overlap_contention=0.319,
 )

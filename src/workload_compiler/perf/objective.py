@@ -119,8 +119,14 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
             miss, i, step = i, i + step, step * 2
         else:
             i += 1
-    if hit is None and ladder and ladder[-1] not in probes and time_at(len(ladder) - 1) <= deadline_s:
-        hit = len(ladder) - 1
+    if hit is None:
+        # The gallop stepped past the end: the largest rung that has a layout decides (holes at the
+        # top of the ladder are walked over, downwards, back to the last miss).
+        for j in range(len(ladder) - 1, miss, -1):
+            t = time_at(j)
+            if math.isfinite(t):
+                hit = j if t <= deadline_s else None
+                break
     if hit is None:
         best = min(probes.values(), default=math.inf)
         return DeadlineSearch(gpus=None, time_to_train_s=best, probes=probes)

@@ -1,0 +1,74 @@
+"""`wkc validate`: the training model against published runs, as tables and JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from workload_compiler.cli import validate_cmd
+from workload_compiler.errors import InputError
+from workload_compiler.validation.suites import find_calibration_dir
+
+
+@pytest.fixture(scope="module")
+def app() -> typer.Typer:
+    app = typer.Typer()
+    validate_cmd.register(app)
+
+    @app.callback()
+    def _root() -> None:  # keeps `validate` a named subcommand
+        pass
+
+    return app
+
+
+@pytest.fixture(scope="module")
+def calibration() -> Path:
+    try:
+        return find_calibration_dir()
+    except InputError:
+        pytest.skip("calibration data (../shared/calibration) not present")
+
+
+def _run(app: typer.Typer, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["validate", *args], env={"COLUMNS": "250", "NO_COLOR": "1", **(env or {})})
+    return result.exit_code, result.output
+
+
+def test_json_has_groups_skipped_and_overall(app: typer.Typer, calibration: Path) -> None:
+    code, text = _run(app, "--json", "--calibration", str(calibration))
+    assert code == 0
+    doc = json.loads(text)
+    assert {"groups", "skipped", "overall_mape"} <= set(doc)
+    assert {"dgxc", "narayanan2021", "korthikanti2022", "mbridge"} <= set(doc["groups"])
+    g = doc["groups"]["dgxc"]
+    assert g["max_abs_error"] >= g["mape"] > 0
+    rec = g["records"][0]
+    assert rec["published"] > 0 and rec["predicted"] > 0
+    assert rec["error_pct"] == pytest.approx((rec["predicted"] / rec["published"] - 1) * 100)
+    assert any("LoRA" in s["reason"] for s in doc["skipped"])
+
+
+def test_table_for_one_group(app: typer.Typer, calibration: Path) -> None:
+    code, text = _run(app, "--group", "korthikanti2022", "--calibration", str(calibration))
+    assert code == 0
+    assert "korthikanti2022_t5_175b_present" in text and "MAPE" in text
+    assert "dgxc_v2503" not in text
+
+
+def test_environment_variable_points_at_the_data(app: typer.Typer, calibration: Path) -> None:
+    code, text = _run(app, "--json", "--group", "llama3", env={"WKC_CALIBRATION_DIR": str(calibration)})
+    assert code == 0
+    assert set(json.loads(text)["groups"]) == {"llama3"}
+
+
+def test_missing_data_and_unknown_group_are_input_errors(app: typer.Typer, tmp_path: Path,
+                                                         calibration: Path) -> None:
+    code, text = _run(app, "--calibration", str(tmp_path))
+    assert code == 2 and "training_public.yaml" in text
+    code, text = _run(app, "--group", "nosuch", "--calibration", str(calibration))
+    assert code == 2 and "dgxc" in text
