@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import least_squares
+from scipy.optimize import least_squares  # type: ignore[import-untyped]
 
 from workload_compiler.perf.fitted import FITTED, TrainingConstants
 from workload_compiler.validation.report import Row, mape, summarize
@@ -43,7 +43,8 @@ def constants_of(theta: np.ndarray, names: list[str], base: TrainingConstants) -
     return dataclasses.replace(base, **{n: float(v) for n, v in zip(names, theta, strict=True)})
 
 
-def residuals(theta: np.ndarray, names: list[str], cases: list[TrainingCase], base: TrainingConstants) -> np.ndarray:
+def residuals(theta: np.ndarray, names: list[str], cases: list[TrainingCase],
+              base: TrainingConstants) -> np.ndarray:
     k = constants_of(theta, names, base)
     return np.array([np.log(training_row(c, k).predicted / c.published_step_time_s) for c in cases])
 

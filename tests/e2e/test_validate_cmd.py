@@ -35,7 +35,8 @@ def calibration() -> Path:
 
 
 def _run(app: typer.Typer, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    result = CliRunner().invoke(app, ["validate", *args], env={"COLUMNS": "250", "NO_COLOR": "1", **(env or {})})
+    env = {"COLUMNS": "250", "NO_COLOR": "1", **(env or {})}
+    result = CliRunner().invoke(app, ["validate", *args], env=env)
     return result.exit_code, result.output
 
 

@@ -29,7 +29,8 @@ A100 = load_catalog().hardware("a100-sxm-80gb")
 
 
 def layout(**kw: object) -> Layout:
-    base: dict[str, object] = dict(tp=4, pp=4, dp=2, cp=2, ep=1, etp=1, vp=5, mbs=1, recompute=0, sp=True, zero=1)
+    base: dict[str, object] = dict(tp=4, pp=4, dp=2, cp=2, ep=1, etp=1, vp=5, mbs=1, recompute=0, sp=True,
+                                   zero=1)
     base.update(kw)
     return Layout.of(**base)
 
@@ -126,10 +127,11 @@ POW2 = st.sampled_from([1, 2, 4, 8])
 
 @settings(max_examples=40, deadline=None)
 @given(tp=POW2, pp=POW2, dp=st.sampled_from([1, 2, 8, 64, 512]), cp=st.sampled_from([1, 2, 4]),
-       mbs=st.sampled_from([1, 2, 4]), vp=st.sampled_from([1, 2]), rc=st.integers(0, 2), zero=st.integers(0, 3),
-       fp8=st.booleans(), e_max=st.floats(0.3, 1.0))
-def test_valid_layouts_give_finite_times_and_mfu_below_one(tp: int, pp: int, dp: int, cp: int, mbs: int, vp: int,
-                                                           rc: int, zero: int, fp8: bool, e_max: float) -> None:
+       mbs=st.sampled_from([1, 2, 4]), vp=st.sampled_from([1, 2]), rc=st.integers(0, 2),
+       zero=st.integers(0, 3), fp8=st.booleans(), e_max=st.floats(0.3, 1.0))
+def test_valid_layouts_give_finite_times_and_mfu_below_one(tp: int, pp: int, dp: int, cp: int, mbs: int,
+                                                           vp: int, rc: int, zero: int, fp8: bool,
+                                                           e_max: float) -> None:
     setup = TrainingSetup(seq_len=8192, global_batch_size=dp * mbs * 16, precision="fp8" if fp8 else "bf16")
     k = dataclasses.replace(FITTED, gemm_e_max=e_max)
     lay = layout(tp=tp, pp=pp, dp=dp, cp=cp, mbs=mbs, vp=vp, recompute=rc, zero=zero)

@@ -18,11 +18,12 @@ from workload_compiler.validation.flops_definitions import (
 )
 from workload_compiler.validation.report import summarize
 from workload_compiler.validation.suites import find_calibration_dir, training_rows
-from workload_compiler.validation.training_records import TrainingCase, Skipped, load_records, training_cases
+from workload_compiler.validation.training_records import Skipped, TrainingCase, load_records, training_cases
 
 # Reached by tools/fit_training.py on 2026 calibration data (see perf/fitted.py); a regression
 # that pushes the error past these (+ a small margin) fails here.
-OVERALL_MAPE_LIMIT_PCT = 5.25 + 0.5
+Mapped = tuple[dict[str, TrainingCase], dict[str, Skipped]]
+OVERALL_MAPE_LIMIT_PCT = 5.28 + 0.5
 GROUP_MAPE_LIMIT_PCT = 12.0 + 1.0
 
 
@@ -35,13 +36,12 @@ def calibration() -> Path:
 
 
 @pytest.fixture(scope="module")
-def mapped(calibration: Path) -> tuple[dict[str, TrainingCase], dict[str, Skipped]]:
+def mapped(calibration: Path) -> Mapped:
     cases, skipped = training_cases(load_records(calibration))
     return {c.id: c for c in cases}, {s.id: s for s in skipped}
 
 
-def test_every_record_is_used_or_skipped_with_a_reason(calibration: Path,
-                                                       mapped: tuple[dict[str, TrainingCase], dict[str, Skipped]]) -> None:
+def test_every_record_is_used_or_skipped_with_a_reason(calibration: Path, mapped: Mapped) -> None:
     cases, skipped = mapped
     ids = {r["id"] for r in load_records(calibration)}
     assert {i.split("#")[0] for i in cases} | {i.split("#")[0] for i in skipped} == ids
@@ -49,7 +49,7 @@ def test_every_record_is_used_or_skipped_with_a_reason(calibration: Path,
     assert all(s.reason for s in skipped.values())
 
 
-def test_assumed_values_are_listed(mapped: tuple[dict[str, TrainingCase], dict[str, Skipped]]) -> None:
+def test_assumed_values_are_listed(mapped: Mapped) -> None:
     cases, _ = mapped
     n = cases["narayanan2021_t1_1008.0b"]
     assert any("micro-batch 1" in a for a in n.assumptions)      # Table 1 does not state it
@@ -61,7 +61,7 @@ def test_assumed_values_are_listed(mapped: tuple[dict[str, TrainingCase], dict[s
     assert any("model-parallel size 96" in a for a in ptd.assumptions)
 
 
-def test_hardware_from_the_catalog_with_record_overrides(mapped: tuple[dict[str, TrainingCase], dict[str, Skipped]]) -> None:
+def test_hardware_from_the_catalog_with_record_overrides(mapped: Mapped) -> None:
     cases, skipped = mapped
     assert cases["dgxc_v2503_llama_3_1_70b_bf16_64gpu"].hardware.accelerator_id == "h100-sxm"
     assert cases["narayanan2021_t1_1.7b"].hardware.accelerator_id == "a100-sxm-80gb"
@@ -72,8 +72,7 @@ def test_hardware_from_the_catalog_with_record_overrides(mapped: tuple[dict[str,
     assert "LoRA" in skipped["nemo2407_h100_fp8_lora_llama2_7b"].reason
 
 
-def test_narayanan_eq3_reproduces_the_records_implied_iteration_time(
-        mapped: tuple[dict[str, TrainingCase], dict[str, Skipped]]) -> None:
+def test_narayanan_eq3_reproduces_the_records_implied_iteration_time(mapped: Mapped) -> None:
     """derived_checks of narayanan2021_t1_1.7b / _1008.0b: F/(X n) = 3.53 s and 102.63 s."""
     cases, _ = mapped
     for rid, seconds in (("narayanan2021_t1_1.7b", 3.53), ("narayanan2021_t1_1008.0b", 102.63)):
@@ -83,17 +82,16 @@ def test_narayanan_eq3_reproduces_the_records_implied_iteration_time(
         assert c.published_step_time_s == pytest.approx(f / (c.gpus * (137e12 if "1.7b" in rid else 163e12)))
 
 
-def test_megatron_model_flops_is_korthikanti_eq7_for_gpt(mapped: tuple[dict[str, TrainingCase], dict[str, Skipped]]) -> None:
+def test_megatron_model_flops_is_korthikanti_eq7_for_gpt(mapped: Mapped) -> None:
     """72 B s L h^2 (1 + s/(6h) + V/(12 h L)) (Korthikanti et al. 2022, Eq. 7) for MHA, ffn = 4h."""
     cases, _ = mapped
     a = cases["megatron_core_h100_weak_177b"].arch
-    b, s, l, h, v = 1152, 4096, a.layers, a.hidden_size, a.vocab_size
-    expected = 72 * b * s * l * h**2 * (1 + s / (6 * h) + v / (12 * h * l))
+    b, s, n_l, h, v = 1152, 4096, a.layers, a.hidden_size, a.vocab_size
+    expected = 72 * b * s * n_l * h**2 * (1 + s / (6 * h) + v / (12 * h * n_l))
     assert megatron_model_flops(a, b, s) == pytest.approx(expected, rel=1e-12)
 
 
-def test_nemo_noncausal_definition_matches_the_nemo_2407_row(
-        mapped: tuple[dict[str, TrainingCase], dict[str, Skipped]]) -> None:
+def test_nemo_noncausal_definition_matches_the_nemo_2407_row(mapped: Mapped) -> None:
     """NeMo 24.07 Llama 2 7B on 8 H100: 780 TFLOP/s at 16,934 tokens/s/GPU -> 4.61e10 FLOP/token."""
     cases, _ = mapped
     a = cases["nemo2407_h100_fp8_llama2_7b_8gpu"].arch
@@ -102,7 +100,7 @@ def test_nemo_noncausal_definition_matches_the_nemo_2407_row(
 
 
 def test_calibration_error_stays_within_the_fitted_budget(calibration: Path) -> None:
-    """Overall MAPE of the step time over every usable record (tools/fit_training.py reached 5.25%
+    """Overall MAPE of the step time over every usable record (tools/fit_training.py reached 5.28%
     with the constants of perf/fitted.py); each group's MAPE stays under a looser bound."""
     rows, skipped = training_rows(calibration)
     report = summarize(rows, skipped)

@@ -37,10 +37,10 @@ def fit_command(
     """How many GPUs of each system fit in a hall, what binds, and (with --model) the time to train."""
     with user_errors():
         catalog = load_catalog()
-        hall = Hall(power_w=power, power_basis=basis, rack_power_w=rack_power, cooling=cooling,  # type: ignore[arg-type]
+        hall = Hall(power_w=power, power_basis=basis, rack_power_w=rack_power, cooling=cooling,
                     floor_area_m2=floor_area, pue=pue, gpu=catalog.accelerator(gpu).id if gpu else None)
         run = TrainingRun(tokens=parse_count(tokens, "--tokens") if tokens else None, seq_len=seq_len,
-                          global_batch_size=batch, precision=precision)  # type: ignore[arg-type]
+                          global_batch_size=batch, precision=precision)
         rows = fit_model_in_hall(hall, catalog, systems=DEFAULT_SYSTEMS,
                                  model=ModelIntake(preset=model) if model else None, training=run,
                                  deadline_s=parse_duration(deadline, "--deadline") if deadline else None)

@@ -21,9 +21,12 @@ from .common import out, user_errors
 
 
 def _group_table(name: str, rows: list[Row], mape: float, max_err: float) -> Table:
-    t = Table(title=f"{name}: MAPE {mape:.1f}%, max {max_err:.1f}% ({len(rows)} records)", title_justify="left")
-    for col in ("record", "model", "GPUs", "layout", "published", "predicted", "error %", "MFU %"):
-        t.add_column(col, justify="right" if col in ("GPUs", "published", "predicted", "error %", "MFU %") else "left")
+    t = Table(title=f"{name}: MAPE {mape:.1f}%, max {max_err:.1f}% ({len(rows)} records)",
+              title_justify="left")
+    for col in ("record", "model", "GPUs", "layout"):
+        t.add_column(col, overflow="fold", justify="right" if col == "GPUs" else "left")
+    for col in ("published", "predicted", "error %", "MFU %"):
+        t.add_column(col, justify="right")
     for r in rows:
         style = "red" if abs(r.error) > 0.10 else "yellow" if abs(r.error) > 0.05 else ""
         t.add_row(r.id, r.model, str(r.gpus), r.layout, f"{r.published:.3f}", f"{r.predicted:.3f}",

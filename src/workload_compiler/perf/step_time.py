@@ -103,7 +103,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     s = layer_shapes(a)
 
     def gemm(flops: FloatArray) -> FloatArray:            # one kernel
-        return gemm_time_s(flops, peak_flops=peak, e_max=k.gemm_e_max, kernel_overhead_s=k.gemm_kernel_overhead_s)
+        return gemm_time_s(flops, peak_flops=peak, e_max=k.gemm_e_max,
+                           kernel_overhead_s=k.gemm_kernel_overhead_s)
 
     def mlp(rows: FloatArray, ffn: float, split: FloatArray) -> FloatArray:   # up (+gate) and down
         return np.asarray(gemm(2 * rows * h * s.up * ffn / split) + gemm(2 * rows * h * ffn / split))
@@ -137,7 +138,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     moe_el = elems + a.moe_top_k / tp * ((s.up + 1) * a.moe_ffn_hidden_size + 4 * h)  # + (un)permute
     # FP8: each GEMM input is cast and transposed for the backward: read 2 B, write 2 x 1 B.
     cast = 4.0 * (2 * h_act + s.o_in / tp + a.ffn_hidden_size / tp) * (bytes_el < 2)
-    layer_bytes = k.elementwise_mult * tok * (2.0 * (dense_frac * dense_el + (1 - dense_frac) * moe_el) + cast)
+    elements = dense_frac * dense_el + (1 - dense_frac) * moe_el
+    layer_bytes = k.elementwise_mult * tok * (2.0 * elements + cast)
     loss_bytes = k.elementwise_mult * tok * a.vocab_size / tp * 12.0   # fp32 logits, fwd + bwd
 
     # One stage: L/pp layers; head and loss spread over the stages as balanced recipes do
@@ -156,7 +158,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     hop = (cp - 1.0) * coll.p2p_s(kv, bw, lat) * (cp > 1)
     cp_mb = layers * ((1.0 + full) * _exposed(hop, core, k) + _exposed(2 * hop, 2.5 * core, k))
     # EP: dispatch + combine all-to-all, forward and backward (+ forward again under full recompute).
-    ep_mb = (1 - dense_frac) * layers * (4.0 + 2.0 * full) * coll.group_all_to_all_s(routed * h * 2.0, ep, etp, hw)
+    a2a = coll.group_all_to_all_s(routed * h * 2.0, ep, etp, hw)
+    ep_mb = (1 - dense_frac) * layers * (4.0 + 2.0 * full) * a2a
 
     t_mb = compute_mb + memory_mb + tp_mb + cp_mb + ep_mb
     bw, lat = coll.link_bw_latency(2 * tp * cp * dp, hw)  # stage neighbours are tp*cp*dp ranks apart

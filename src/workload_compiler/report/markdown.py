@@ -41,7 +41,8 @@ def render_markdown(spec: SystemSpec) -> str:
             out.append(f"| {path.split('.', 1)[1]} | {shown} | {src.replace('|', '/')} |")
         out.append("")
     if spec.collisions:
-        out += ["## Collisions", ""] + [f"- **{c.get('constraint')}**: {c.get('detail')}" for c in spec.collisions] + [""]
+        out += ["## Collisions", ""]
+        out += [f"- **{c.get('constraint')}**: {c.get('detail')}" for c in spec.collisions] + [""]
     if spec.alternatives:
         out += ["## Alternatives", "", "| alternative | what changes | GPUs | time to train | IT power |",
                 "|---|---|---|---|---|"]

@@ -79,8 +79,13 @@ def alternatives(w: TrainingWorkload, arch: ModelArch, spec: SystemSpec, catalog
     if gpus is None or accelerator is None:
         return []
     accelerator = catalog.accelerator(accelerator).id
+    # One thing changes at a time: the user's pinned layout stays where it still applies; a variant
+    # that changes the GPU count or the model re-plans the degrees that depend on them.
+    same = w.compute.model_copy(update={"gpus": gpus, "max_gpus": None})
     pins_free = w.compute.model_copy(update={"gpus": gpus, "max_gpus": None,
                                              "parallelism": type(w.compute.parallelism)()})
+    regrid = w.compute.parallelism.model_copy(update={"dp": None})
+    rescaled = w.compute.model_copy(update={"max_gpus": None, "parallelism": regrid})
     out: list[dict[str, Any]] = []
 
     def variant(name: str, change: str, **updates: Any) -> None:
@@ -96,31 +101,32 @@ def alternatives(w: TrainingWorkload, arch: ModelArch, spec: SystemSpec, catalog
                             spec, None))
     if w.training.precision not in ("fp8", "mxfp8") and catalog.hardware(accelerator).peak_flops_fp8:
         variant("FP8 training", "precision bf16 -> fp8 on the same GPUs",
-                training=w.training.model_copy(update={"precision": "fp8"}), compute=pins_free, target=w.target)
+                training=w.training.model_copy(update={"precision": "fp8"}), compute=same)
     denser = DENSER.get(accelerator)
     if denser:
         variant(f"denser accelerator ({denser})", f"{accelerator} -> {denser}, same GPU count",
-                compute=pins_free.model_copy(update={"accelerator": denser, "system": None}))
+                compute=same.model_copy(update={"accelerator": denser, "system": None}))
     if target is not None and base_time is not None:
         tokens = (spec.objective.tokens if isinstance(spec.objective, ObjectiveLayer) else 0.0) * target / base_time
         variant("fewer tokens", f"train {format_count(tokens)} tokens, what fits in the deadline",
-                training=w.training.model_copy(update={"tokens": tokens}), compute=pins_free)
+                training=w.training.model_copy(update={"tokens": tokens}), compute=same)
         params = param_counts(arch).total * target / base_time
-        variant("smaller model", f"a {format_count(params)}-parameter model (FLOPs scale with parameters at fixed tokens)",
+        variant("smaller model",
+                f"a {format_count(params)}-parameter model (FLOPs scale with parameters at fixed tokens)",
                 model=type(w.model)(params=params), compute=pins_free)
     if base_time is None and not spec.feasible:
         _smaller_model_that_fits(w, arch, catalog, compile_fn, pins_free, target, out)
     if target is not None:
         variant("two sites", f"{2 * gpus:,} GPUs over two sites, data parallel across them "
                 "(assumes the inter-site link carries the gradient reduction)",
-                compute=pins_free.model_copy(update={"gpus": 2 * gpus}))
+                compute=rescaled.model_copy(update={"gpus": 2 * gpus}))
     if needed_gpus is not None and needed_gpus > gpus:
         variant("bigger cluster", f"{needed_gpus:,} GPUs, what the deadline needs",
-                compute=pins_free.model_copy(update={"gpus": needed_gpus}))
+                compute=rescaled.model_copy(update={"gpus": needed_gpus}))
     elif needed_gpus is None and (not spec.feasible or (target is not None and base_time is not None
                                                         and base_time > target)):
         variant("bigger cluster", "as many GPUs as the deadline needs (no cap)",
-                compute=pins_free.model_copy(update={"gpus": None}), facility=type(w.facility)())
+                compute=rescaled.model_copy(update={"gpus": None}), facility=type(w.facility)())
     if w.facility.power is not None and (w.facility.cooling or "air") == "air":
         variant("liquid cooling", "direct liquid cooling: lower PUE and denser racks in the same hall",
                 facility=w.facility.model_copy(update={"cooling": "dlc", "rack_power": None, "pue": None}),

@@ -13,8 +13,8 @@ from typing import Any
 from ..catalog.loader import Catalog
 from ..catalog.schema import Switch, System
 from ..errors import InputError
-from ..facility import FacilityLayer, SystemUnit, bill_from_counts, facility_data, size_facility
 from ..fabric import FabricLayer, plan_fabric_for_system
+from ..facility import FacilityLayer, SystemUnit, bill_from_counts, facility_data, size_facility
 from ..intake.infrastructure import InfrastructureIntake
 from ..provenance import Assumption, Trace
 from ..reliability import ReliabilityLayer
@@ -127,9 +127,10 @@ def build_training_infrastructure(
     for key, value in (("tier", s.tier), ("checkpoint_mode", s.checkpoint_mode)):
         if value is not None:
             trace.given(f"storage.{key}", value)
+    infiniband = "infiniband" in fabric.scale_out.technology.lower()
     software = plan_software(accelerator_vendor=accelerator_vendor, workload_kind="training",
                              access_model=intake.software.access_model,
-                             transport="infiniband" if "infiniband" in fabric.scale_out.technology.lower() else "ethernet",
+                             transport="infiniband" if infiniband else "ethernet",
                              multi_node=gpus > system.gpus_per_node, gpudirect_storage=s.gpudirect_storage)
     for a in software.assumptions:
         trace.assumed(a.field, a.value, a.why)

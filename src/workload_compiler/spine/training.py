@@ -16,13 +16,13 @@ from ..arch.model import ModelArch
 from ..arch.resolve import resolve_model
 from ..catalog.loader import Catalog
 from ..errors import Infeasible, InputError
+from ..facility import Hall, fit_hall
 from ..intake.common import ComputeIntake, ParallelismIntake
 from ..intake.training import TrainingWorkload
 from ..perf.layout import Hardware, TrainingSetup
 from ..perf.objective import gpu_ladder, gpus_for_deadline, min_gpus_for_flops
-from ..facility import Hall, fit_hall
-from ..planner.result import PlanResult, RankedLayout
 from ..planner.capacity import fewest_gpus_to_hold
+from ..planner.result import PlanResult, RankedLayout
 from ..planner.search import search
 from ..provenance import Trace
 from .collisions import alternatives, find_collisions
@@ -138,8 +138,8 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
         uncapped = needed(MAX_SEARCH_GPUS) if cap < MAX_SEARCH_GPUS else None
         largest = _largest_plannable(cap, hw, plan)
         if largest is not None:
-            return trace.derived("compute.gpus", largest,
-                                 "deadline unreachable within the GPU cap: the largest count that has a layout"), uncapped
+            why = "deadline unreachable within the GPU cap: the largest count that has a layout"
+            return trace.derived("compute.gpus", largest, why), uncapped
         raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap))
     if caps:
         largest = _largest_plannable(cap, hw, plan)
@@ -198,7 +198,9 @@ def compute_layer(best: RankedLayout, hw: Hardware, w: TrainingWorkload, gpus: i
     nodes = math.ceil(gpus / hw.gpus_per_node)
     trace.derived("compute.nodes", nodes, "ceil(gpus / gpus_per_node)")
     _parallelism_provenance(w.compute.parallelism, trace)
-    for key in ("step_time_s", "step_breakdown_s", "tokens_per_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu"):
+    step_keys = ("step_time_s", "step_breakdown_s", "tokens_per_s", "tokens_per_s_per_gpu",
+                 "model_tflops_per_gpu", "mfu")
+    for key in step_keys:
         trace.derived(f"compute.{key}", None, STEP_FORMULA)
     for key in ("memory_per_gpu_bytes", "memory_breakdown_bytes", "memory_headroom_bytes"):
         trace.derived(f"compute.{key}", None, MEMORY_FORMULA)

@@ -104,7 +104,8 @@ def hpc_validation(calibration_dir: Path, catalog: Catalog | None = None, consta
     records = load_hpc_records(calibration_dir)
     cases, skipped = hpc_cases(records, catalog or load_catalog())
     logo = leave_one_gpu_out(cases, records, constants) if with_leave_one_gpu_out else []
-    return HpcValidation(rows=[run_case(c, constants) for c in cases], skipped=skipped, leave_one_gpu_out=logo)
+    rows = [run_case(c, constants) for c in cases]
+    return HpcValidation(rows=rows, skipped=skipped, leave_one_gpu_out=logo)
 
 
 def run_case(case: HpcCase, constants: HpcConstants = FITTED) -> HpcRow:

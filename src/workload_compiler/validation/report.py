@@ -100,8 +100,8 @@ def to_json(report: Report) -> dict[str, Any]:
                 "mfu": r.mfu, "breakdown_s": r.breakdown}
 
     return {
-        "groups": {name: {"mape": g.mape, "max_abs_error": g.max_abs_error, "records": [row(r) for r in g.rows]}
-                   for name, g in report.groups.items()},
+        "groups": {name: {"mape": g.mape, "max_abs_error": g.max_abs_error,
+                          "records": [row(r) for r in g.rows]} for name, g in report.groups.items()},
         "skipped": [{"id": s.id, "group": s.group, "reason": s.reason} for s in report.skipped],
         "overall_mape": report.overall_mape,
         "overall_max_abs_error": report.overall_max_abs_error,

@@ -24,7 +24,8 @@ Suite = Callable[[Path], tuple[list[Row], list[SkippedRow]]]
 
 def describe_layout(layout: Layout, precision: str) -> str:
     """Short text of a scalar layout: 'tp8 pp4 dp2 cp2 vp5 mbs1 z1 rc=none fp8'."""
-    v = {name: int(np.asarray(getattr(layout, name))) for name in ("tp", "pp", "dp", "cp", "ep", "vp", "mbs", "zero")}
+    names = ("tp", "pp", "dp", "cp", "ep", "vp", "mbs", "zero")
+    v = {name: int(np.asarray(getattr(layout, name))) for name in names}
     parts = [f"tp{v['tp']}", f"pp{v['pp']}", f"dp{v['dp']}"]
     parts += [f"{k}{v[k]}" for k in ("cp", "ep", "vp") if v[k] > 1]
     parts += [f"mbs{v['mbs']}", f"z{v['zero']}", f"rc={RECOMPUTE_NAMES[int(np.asarray(layout.recompute))]}",

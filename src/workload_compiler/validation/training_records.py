@@ -128,7 +128,8 @@ def _case(rec: dict[str, Any], hardware: HardwareLookup) -> TrainingCase:
         notes.append(f"global batch = dp x {local} sequences per rank (no gradient accumulation)")
     vp = p.get("vp") or VP_FROM_NOTES.get(rid, rule.vp_default if pp > 1 else 1)
     if not p.get("vp") and pp > 1:
-        notes.append(f"vp={vp} ({'record notes' if rid in VP_FROM_NOTES else 'interleaving depth not stated'})")
+        why = "record notes" if rid in VP_FROM_NOTES else "interleaving depth not stated"
+        notes.append(f"vp={vp} ({why})")
     fsdp = p.get("fsdp")
     zero = 3 if (isinstance(fsdp, int) and not isinstance(fsdp, bool) and fsdp > 0) else rule.zero
     if fsdp is True:
