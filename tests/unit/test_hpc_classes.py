@@ -53,7 +53,7 @@ def test_fft_flops_are_5_n_log2_n() -> None:
 
 
 def test_unknown_class_and_precision_are_input_errors() -> None:
-    with pytest.raises(InputError, match="application.class"):
+    with pytest.raises(InputError, match=r"application\.class"):
         class_profile("plasma_pic", "fp32", 1e6)
     with pytest.raises(InputError, match="precision"):
         class_profile("molecular_dynamics", "bf16", 1e6)

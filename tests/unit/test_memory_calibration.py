@@ -58,7 +58,7 @@ def _case(r: dict[str, Any]) -> tuple[ModelArch, TrainingSetup, Layout]:
     vp = 2 if r["id"] in INTERLEAVED else 1
     local = b.get("local_batch_per_dp_rank") or b["micro_batch"]
     micro = pp * vp if pp > 1 else 1
-    recompute = {"full": 2}.get(r["recompute"], 1)            # "selective (per-op SAC)" -> 1
+    recompute = {"full": 2}.get(r["recompute"], 3)            # "selective (per-op SAC)" -> op_selective
     precision = "fp8" if "Float8" in r["precision"] else "bf16"
     assert p["fsdp"] is not None, "torchtitan records here all use FSDP2"
     layout = Layout.of(tp=tp, pp=pp, dp=dp, cp=cp, ep=1, etp=1, vp=vp, mbs=local // micro,

@@ -60,7 +60,7 @@ def reference(a: ModelArch, s: TrainingSetup, hw: Hardware, gpus: int,
                if a.is_moe else [1])
     etps = axis(pins.etp, [e for e in (1, 2, 4, 8) if e <= hw.scale_up_domain_gpus] if a.is_moe else [1])
     vps = axis(pins.vp, [v for v in range(1, a.layers + 1) if a.layers % v == 0])
-    recs = [RECOMPUTE_CODES[pins.recompute]] if pins.recompute else [0, 1, 2]
+    recs = [RECOMPUTE_CODES[pins.recompute]] if pins.recompute else sorted(RECOMPUTE_CODES.values())
     zeros = axis(pins.zero_stage, [0, 1, 2, 3])
     mbss = axis(pins.micro_batch_size, pow2)
     enumerated, feasible = 0, set[Key]()
@@ -142,7 +142,7 @@ def test_space_size_is_the_product_of_the_axes() -> None:
     assert (space.factors.prod(axis=1) == 1024).all()
     assert len(space.vp) == len(divisors(96)) == 12
     assert list(space.mbs) == [1 << k for k in range(11)]   # 1 ... 1024 <= 1536
-    assert space.size == 286 * 12 * 11 * 3 * 4
+    assert space.size == 286 * 12 * 11 * 4 * 4   # factorizations x vp x mbs x recompute modes x zero
 
 
 def test_pins_fix_axes_and_a_pin_that_cannot_divide_is_infeasible() -> None:

@@ -88,9 +88,10 @@ def test_recompute_costs_about_a_third_more_compute() -> None:
     none = training_step(GPT3, SETUP, layout(recompute=0), H100)
     full = training_step(GPT3, SETUP, layout(recompute=2), H100)
     sel = training_step(GPT3, SETUP, layout(recompute=1), H100)
+    op_sel = training_step(GPT3, SETUP, layout(recompute=3), H100)
     ratio = float(full.breakdown_s["compute"] / none.breakdown_s["compute"])
     assert 1.25 < ratio < 1.34
-    assert float(none.step_time_s) < float(sel.step_time_s) < float(full.step_time_s)
+    assert float(none.step_time_s) < float(sel.step_time_s) < float(op_sel.step_time_s) < float(full.step_time_s)
     assert float(full.mfu) < float(none.mfu)       # MFU counts no recompute
 
 

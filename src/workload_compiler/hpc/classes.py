@@ -42,6 +42,11 @@ MD_PME_SPACING_NM = 0.15
 # GROMACS flop accounting, nrnb.cpp: "NxN Ewald Elec. + LJ [F]" = 66 FLOPs per pair.
 MD_FLOPS_PER_PAIR = 66.0
 WEATHER_LEVELS = 90.0   # ASSUMED vertical levels (ICON NWP configurations use ~90)
+FV_ITERATIONS = 50.0    # ASSUMED Krylov iterations per implicit time step (pressure + momentum)
+FFT_TRANSFORMS = 1.0    # ASSUMED 3-D FFTs per step (a benchmark; a DNS step does ~10)
+# Class options the intake may give; absent ones take these defaults (recorded as assumptions).
+OPTION_DEFAULTS = {"cutoff_nm": MD_CUTOFF_NM, "iterations_per_step": FV_ITERATIONS, "levels": WEATHER_LEVELS,
+                   "transforms_per_step": FFT_TRANSFORMS}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -159,7 +164,7 @@ def _lbm(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
 
 
 def _fv(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
-    iters = o.iterations_per_step or 50.0
+    iters = o.iterations_per_step or FV_ITERATIONS
     nnz = 7.0   # hexahedral cells: the cell and its 6 face neighbours
     # One CG iteration per cell: SpMV (nnz values + 4 B indices, read p, write y), 2 dot
     # products (3 reads), 3 axpys (3 x 3 accesses) = nnz (vb + 4) + 14 vb bytes, 2 nnz + 10 FLOPs.
@@ -213,6 +218,7 @@ def _md(precision: str, vb: int, o: ClassOptions, c: HpcConstants) -> Profile:
                  "communication": f"halo: coordinates out, forces back through a {cutoff:g} nm "
                                   f"shell; PME all-to-all: {grid_points:.1f} grid points/atom "
                                   f"({MD_PME_SPACING_NM} nm grid), forward + inverse FFT",
+                 "cutoff_nm": f"non-bonded cut-off {MD_CUTOFF_NM} nm (GROMACS STMV benchmark settings)",
                  "checkpoint_bytes_per_unit": "positions + velocities, 6 values per atom "
                                               "(reference/hpc.md lower bound)",
                  "serial_fraction": f"{c.md_serial_fraction:g} of the one-GPU step does not divide "
@@ -242,7 +248,7 @@ def _weather(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
 
 
 def _fft(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
-    transforms = o.transforms_per_step or 1.0
+    transforms = o.transforms_per_step or FFT_TRANSFORMS
     log_n = math.log2(max(units, 2.0))
     src = (f"{transforms:g} complex 3-D FFT(s) per step: 5 N log2 N FLOPs (Cooley-Tukey count), "
            "3 passes (one per axis) each reading and writing the complex array")

@@ -46,11 +46,9 @@ COMM_FORMULA = "alpha-beta communication per pattern (hpc/comm.py)"
 def decompose(gpus: int, dims: int) -> tuple[int, ...]:
     """Balanced factorization of `gpus` into `dims` factors, largest first (MPI_Dims_create)."""
     out = [1] * dims
-    rest = gpus
     for prime in _prime_factors(gpus)[::-1]:
         i = min(range(dims), key=lambda j: out[j])
         out[i] *= prime
-        rest //= prime
     return tuple(sorted(out, reverse=True))
 
 

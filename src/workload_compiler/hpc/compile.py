@@ -14,6 +14,7 @@ from ..catalog.loader import Catalog
 from ..intake.hpc import HpcWorkload
 from ..provenance import Trace
 from .classes import Profile
+from .comm import COMM_FORMULA
 from .device import Device
 from .fitted import FITTED
 from .host import HOST_FORMULA, host_sizing
@@ -31,6 +32,7 @@ from .roofline import ROOFLINE_FORMULA, compute_rate, memory_rate, peak_flops
 from .scaling import (
     MAX_GPUS,
     STEP_FORMULA,
+    USABLE_HBM_FRACTION,
     TargetResult,
     gpus_for_step_target,
     memory_per_gpu_bytes,
@@ -56,12 +58,12 @@ def compile_hpc(workload: HpcWorkload, catalog: Catalog, trace: Trace) -> dict[s
     io = resolve_io(w, profile, units, device, trace)
 
     hi = w.compute.max_gpus or MAX_GPUS
+    g_mem = min_gpus_for_memory(profile, device, units)
     no_scale_up = device.scale_up_bandwidth_bytes_per_s is None and device.scale_up_domain_gpus > 1
-    if no_scale_up and not w.compute.gpus:
+    if no_scale_up and not w.compute.gpus and g_mem == 1:   # more GPUs would raise (comm.py), naming it
         hi = 1
         warnings.append(f"{device.accelerator_id}: the catalog has no scale-up (GPU-to-GPU) bandwidth, so "
                         "only one GPU was considered; add it in a user catalog to scale out")
-    g_mem = min_gpus_for_memory(profile, device, units)
     gpus, feasible, binding, detail, target_info = _choose_gpus(w, profile, device, units, io, g_mem, hi,
                                                                 step_target, trace)
     b = step_times(profile, device, units, gpus, io)
@@ -69,7 +71,12 @@ def compile_hpc(workload: HpcWorkload, catalog: Catalog, trace: Trace) -> dict[s
     nodes = math.ceil(gpus / device.gpus_per_node)
     trace.derived("hpc.time_per_step_s", t_step, STEP_FORMULA)
     trace.derived("hpc.time_to_solution_s", t_step * steps, "steps x time per step")
+    trace.derived("hpc.communication_s", {k: float(v[0]) for k, v in b.comm_by_pattern_s.items()}, COMM_FORMULA)
+    trace.derived("hpc.scaling.strong", None, "same problem on more GPUs: efficiency = t(g0) g0 / (t(g) g)")
+    trace.derived("hpc.scaling.weak", None, "memory per GPU held: efficiency = work per GPU-second / first row's")
     mem_gpu = float(memory_per_gpu_bytes(profile, units, gpus))
+    trace.derived("compute.memory_per_gpu_bytes", mem_gpu, "memory_per_unit_bytes x units / gpus")
+    trace.derived("compute.min_gpus_for_memory", g_mem, f"ceil(memory / (HBM x {USABLE_HBM_FRACTION:g} usable))")
     host = host_sizing(device, cls, mem_gpu)
     trace.derived("compute.cpu_cores_per_gpu", host.cpu_cores_per_gpu, HOST_FORMULA)
     trace.derived("compute.host_memory_per_gpu_bytes", host.host_memory_per_gpu_bytes, HOST_FORMULA)

@@ -10,6 +10,7 @@ GPUs) and the all-to-all network share (cuFFTMp's published share of peak machin
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -91,8 +92,9 @@ def md_serial_fraction(records: Sequence[dict[str, Any]]) -> float | None:
         m, hw = r.get("measured") or {}, r.get("hardware") or {}
         if r.get("category") != "md" or m.get("ns_per_day") is None or not hw.get("gpu_count"):
             continue
+        version = re.search(r"\d+(\.\d+)+", str(r.get("software")))   # "2023.3 (SYCL)" == "2023.3"
         key = (str(r.get("application")), str((r.get("problem_size") or {}).get("value")),
-               str(r.get("software")), str(hw.get("system")))
+               version.group(0) if version else str(r.get("software")), str(hw.get("system")))
         runs.setdefault(key, {})[int(hw["gpu_count"])] = float(m["ns_per_day"])
     fractions = []
     for by_gpus in runs.values():

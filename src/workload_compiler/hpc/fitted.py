@@ -65,7 +65,7 @@ FITTED = HpcConstants(
     md_pair_fraction=0.3378,
     md_bytes_per_atom_step=5663.0,
     amd_kernel_fraction=0.6929,
-    md_serial_fraction=0.0933,
+    md_serial_fraction=0.09356,
     all_to_all_network_fraction=0.70,
     all_to_all_peer_gap_s=1.986e-6,
 )

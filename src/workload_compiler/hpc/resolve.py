@@ -13,7 +13,16 @@ from ..catalog.loader import Catalog
 from ..errors import InputError
 from ..intake.hpc import HpcCommunication, HpcWorkload
 from ..provenance import Trace
-from .classes import UNITS, WEATHER_LEVELS, ClassOptions, Exchange, Profile, class_profile, with_overrides
+from .classes import (
+    OPTION_DEFAULTS,
+    UNITS,
+    WEATHER_LEVELS,
+    ClassOptions,
+    Exchange,
+    Profile,
+    class_profile,
+    with_overrides,
+)
 from .device import Device, hpc_device
 from .io import CHECKPOINT_INTERVAL_S, IoLoad
 
@@ -109,10 +118,13 @@ def record_profile(w: HpcWorkload, p: Profile, trace: Trace) -> None:
     else:
         trace.assumed("hpc.communication.patterns", patterns, src["communication"])
     a = w.application
-    for key, given_value in (("iterations_per_step", a.iterations_per_step), ("levels", a.levels),
-                             ("transforms_per_step", a.transforms_per_step)):
-        if key in src and given_value is None:
-            trace.assumed(f"hpc.application.{key}", None, src[key])
+    given_options = {"cutoff_nm": a.cutoff_nm or a.neighbors_per_atom, "levels": a.levels,
+                     "iterations_per_step": a.iterations_per_step, "transforms_per_step": a.transforms_per_step}
+    for key, default in OPTION_DEFAULTS.items():
+        if key in src and given_options[key] is None:
+            trace.assumed(f"hpc.application.{key}", default, src[key])
+    if p.serial_fraction:
+        trace.assumed("hpc.serial_fraction", p.serial_fraction, src["serial_fraction"])
 
 
 def resolve_device(w: HpcWorkload, catalog: Catalog, trace: Trace) -> Device:

@@ -97,8 +97,9 @@ class HpcTarget(Strict):
 
 
 class HpcIo(Strict):
-    output_bytes_per_step: Bytes | None = Field(default=None, ge=0)
-    output_bytes_per_unit: Bytes | None = Field(default=None, ge=0, description="per output frame")
+    output_bytes_per_step: Bytes | None = Field(default=None, ge=0, description="mean bytes written per step")
+    output_bytes_per_unit: Bytes | None = Field(
+        default=None, ge=0, description="bytes per unit of each output frame (every output_every_n_steps)")
     output_every_n_steps: int | None = Field(default=None, ge=1)
     checkpoint_every: Seconds | None = Field(default=None, gt=0)
     checkpoint_bytes_per_unit: Bytes | None = Field(default=None, ge=0)

@@ -37,9 +37,8 @@ Recompute policies (what stays stored between forward and backward):
                     (torchtitan parallelize_llama.py `_save_list`, policy "op"): keep the layer
                     input, the attention kernel's outputs and every second matmul output in
                     forward order; recompute norms, activation functions and the other
-                    matmuls. This is what `Layout.recompute == 1` means (SELECTIVE_POLICY): with
-                    FlashAttention `attention_core` keeps almost all of `none`, and the measured
-                    selective-checkpointing peaks we calibrate on are torchtitan's.
+                    matmuls. This is `Layout.recompute == 3` ("op_selective"); with FlashAttention
+                    `attention_core` (`recompute == 1`, "selective") keeps almost all of `none`.
     full            the layer input only (Korthikanti §4.2: 2sbh, / t with sequence parallel).
 """
 
@@ -54,8 +53,7 @@ from ..arch.model import ModelArch
 Sharding = Literal["replicated", "tp", "score", "expert_in", "expert_hidden"]
 Policy = Literal["none", "attention_core", "op_sac", "full"]
 POLICIES: tuple[Policy, ...] = ("none", "attention_core", "op_sac", "full")
-SELECTIVE_POLICY: Policy = "op_sac"
-LAYOUT_POLICIES: dict[int, Policy] = {0: "none", 1: SELECTIVE_POLICY, 2: "full"}
+LAYOUT_POLICIES: dict[int, Policy] = {0: "none", 1: "attention_core", 2: "full", 3: "op_sac"}
 
 ACT_BYTES = 2.0          # bf16 activations (FP8 recipes also keep most saved activations in 16 bit)
 MASK_BYTES = 1.0         # dropout masks are uint8 (Korthikanti §4.1)

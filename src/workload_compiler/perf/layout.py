@@ -16,7 +16,9 @@ import numpy.typing as npt
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
-RECOMPUTE_CODES: dict[str, int] = {"none": 0, "selective": 1, "full": 2}
+# selective = Megatron's attention-core recompute (Korthikanti et al. 2022); op_selective = PyTorch
+# per-op selective checkpointing as torchtitan configures it (every second matmul recomputed).
+RECOMPUTE_CODES: dict[str, int] = {"none": 0, "selective": 1, "full": 2, "op_selective": 3}
 RECOMPUTE_NAMES: dict[int, str] = {v: k for k, v in RECOMPUTE_CODES.items()}
 
 
@@ -27,7 +29,7 @@ class Layout:
     ep (expert parallel) and etp (expert tensor parallel) re-partition the same GPUs inside the
     MoE layers: ep * etp must divide tp * cp * dp (Megatron-Core's "MoE parallel folding").
     zero: 0 = plain DP, 1 = optimizer sharded (Megatron distributed optimizer), 2 = + gradients,
-    3 = + parameters (FSDP / ZeRO-3). recompute: 0 none, 1 selective, 2 full.
+    3 = + parameters (FSDP / ZeRO-3). recompute: 0 none, 1 selective (attention core), 2 full, 3 op_selective.
     """
 
     tp: IntArray

@@ -121,7 +121,7 @@ def _validate(setup: TrainingSetup, layout: Layout) -> None:
         low = int(np.min(getattr(layout, name)))
         if low < 1:
             raise InputError(f"layout.{name}", low, "integers >= 1")
-    for name, top, allowed in (("recompute", 2, "0, 1 or 2"), ("zero", 3, "0, 1, 2 or 3")):
+    for name, top, allowed in (("recompute", 3, "0, 1, 2 or 3"), ("zero", 3, "0, 1, 2 or 3")):
         v = getattr(layout, name)
         low, high = int(np.min(v)), int(np.max(v))
         if low < 0 or high > top:
@@ -142,7 +142,7 @@ Table = tuple[FloatArray, FloatArray, FloatArray]
 
 
 def _code_table(per_code: list[ActivationCoefficients], a: ModelArch, seq: int) -> Table:
-    """Per recompute code 0..2: (replicated, / tp, x etp / tp) bytes per token, with the scalar
+    """Per recompute code 0..3: (replicated, / tp, x etp / tp) bytes per token, with the scalar
     context length and top_k folded in (see ActivationCoefficients)."""
     k = float(a.moe_top_k)
     return (np.array([r.replicated for r in per_code]),
@@ -254,7 +254,7 @@ def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
     work: FloatArray | float = 0.0
     for is_moe, n_f, n_l in kinds:   # at most two layer kinds, not a loop over layouts
         la = layer_activations(arch, moe_layer=is_moe)
-        policies = [LAYOUT_POLICIES[i] for i in range(3)]
+        policies = [LAYOUT_POLICIES[i] for i in range(len(LAYOUT_POLICIES))]
         store_tab = _code_table([la.stored[p] for p in policies], arch, seq)
         work_tab = _code_table([la.recomputed[p] + la.gradients for p in policies], arch, seq)
         e = etp * inv_tp if is_moe and etp is not None else None

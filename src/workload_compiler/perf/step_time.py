@@ -75,6 +75,22 @@ def layer_shapes(a: ModelArch) -> LayerShapes:
                        kv_dim=kv_dim, kv_split=kv_split)
 
 
+def op_sac_recompute_fraction(a: ModelArch) -> float:
+    """Share of a layer's forward matmul FLOPs that per-op selective checkpointing recomputes.
+
+    torchtitan's op-level SAC (parallelize_llama.py `_save_list`, policy "op") saves every second
+    matmul output in forward order and recomputes the others: q, k, v, o, then the MLP's
+    (gate, up,) down. For Llama 3 8B that is k, o and up: 36.6% of the matmul FLOPs. MoE layers are
+    taken at the dense layers' share (their expert GEMMs follow the same save-every-second rule).
+    """
+    s = layer_shapes(a)
+    kv = s.kv_dim / 2.0 if not a.is_mla else s.qkv_out / 3.0
+    q = s.qkv_out - 2.0 * kv
+    ffn = float(a.ffn_hidden_size or a.moe_ffn_hidden_size)
+    widths = [q, kv, kv, s.o_in, *([ffn] * (3 if a.gated else 2))]  # matmul FLOPs are h x width
+    return float(sum(w for i, w in enumerate(widths) if i % 2 == 1) / sum(widths))
+
+
 def gemm_precision(setup: TrainingSetup, hw: Hardware) -> tuple[float, float]:
     """(dense peak FLOP/s, bytes per element) of the GEMMs at the training precision."""
     p = setup.precision
@@ -95,7 +111,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     tp, pp, dp, cp = (np.asarray(x, dtype=f64) for x in (layout.tp, layout.pp, layout.dp, layout.cp))
     ep, etp, vp, mbs = (np.asarray(x, dtype=f64) for x in (layout.ep, layout.etp, layout.vp, layout.mbs))
     full = np.asarray(layout.recompute == 2, dtype=f64)
-    any_rc = np.asarray(layout.recompute >= 1, dtype=f64)
+    any_rc = np.asarray((layout.recompute == 1) | (layout.recompute == 2), dtype=f64)  # attention core again
+    sac = np.asarray(layout.recompute == 3, dtype=f64)
     seq, h = float(setup.seq_len), float(a.hidden_size)
     tok = mbs * seq / cp                                  # GEMM rows per micro-batch per GPU
     micro = setup.global_batch_size / (dp * mbs)         # micro-batches per step
@@ -145,8 +162,11 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     # One stage: L/pp layers; head and loss spread over the stages as balanced recipes do
     # (Llama 3 paper §3.3.2: fewer layers on the first/last stage; NeMo account_for_*_in_split).
     layers = a.layers / pp
-    compute_mb = (3.0 + full) * layers * layer_gemm + 3.0 * head / pp + core_passes * layers * core
-    memory_mb = memory_bound_s((3.0 + full) * layers * layer_bytes + layers * scores + loss_bytes / pp,
+    # op_selective (per-op checkpointing, perf/activations.py op_sac): every second matmul and the
+    # elementwise ops of the forward run again in backward.
+    passes = 3.0 + full + sac * op_sac_recompute_fraction(a)
+    compute_mb = passes * layers * layer_gemm + 3.0 * head / pp + core_passes * layers * core
+    memory_mb = memory_bound_s((3.0 + full + sac) * layers * layer_bytes + layers * scores + loss_bytes / pp,
                                hw.hbm_bandwidth_bytes_per_s)
     # TP: per layer 2 all-reduces forward, 2 backward, +2 under full recompute (with SP each is a
     # reduce-scatter + all-gather of the same bytes); a fitted share stays exposed.

@@ -68,6 +68,7 @@ SKIP_PREFIXES: dict[str, str] = {
 
 # Interleaving depth stated in a record's notes: "Interleaved pipeline (m=3) for 175B and 530B".
 VP_FROM_NOTES: dict[str, int] = {
+    "torchtitan_2412_t5_3d_1f1b": 1,   # the schedule named in the record id: plain 1F1B
     "korthikanti2022_t5_175b_present": 3, "korthikanti2022_t5_175b_fullrecompute": 3,
     "korthikanti2022_t5_530b_present": 3, "korthikanti2022_t5_530b_fullrecompute": 3,
 }
