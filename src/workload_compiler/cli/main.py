@@ -6,6 +6,7 @@ Exit codes: 0 success, 2 bad input, 3 infeasible (an answer naming what binds), 
 from __future__ import annotations
 
 import importlib
+import sys
 
 import typer
 
@@ -18,16 +19,26 @@ app = typer.Typer(
 )
 
 # Each module defines `register(app)`; the order here is the order of `wkc --help`.
-_COMMAND_MODULES = ["compile_cmd", "plan_cmd", "fit_cmd", "memory_cmd", "validate_cmd", "catalog_cmd"]
+_COMMAND_MODULES = {"compile": "compile_cmd", "plan": "plan_cmd", "fit": "fit_cmd", "memory": "memory_cmd",
+                    "validate": "validate_cmd", "catalog": "catalog_cmd"}
 
-for _name in _COMMAND_MODULES:
-    try:
-        _module = importlib.import_module(f"{__package__}.{_name}")
-    except ModuleNotFoundError as exc:  # a command not built yet must not break the others
-        if exc.name != f"{__package__}.{_name}":
-            raise
-        continue
-    _module.register(app)
+
+@app.callback()
+def _root() -> None:
+    """Workload Compiler: size GPU infrastructure from the workload up."""
+
+
+def _register(argv: list[str]) -> None:
+    """Import only the invoked command's module (start-up time is part of every command's wall
+    time); every module for --help or an unknown word, so Typer can list or reject it."""
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    wanted = [_COMMAND_MODULES[words[0]]] if words and words[0] in _COMMAND_MODULES else list(
+        _COMMAND_MODULES.values())
+    for name in wanted:
+        importlib.import_module(f"{__package__}.{name}").register(app)
+
+
+_register(sys.argv)
 
 
 if __name__ == "__main__":

@@ -141,27 +141,32 @@ def rules(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space) -> 
     ]
     if arch.dense_mlp_layers and arch.ffn_hidden_size:
         out.append(("tp does not divide ffn hidden size", lambda v: arch.ffn_hidden_size % v["tp"] == 0))
+    # Rules on (tp, pp, cp, dp) alone and on one other axis alone come first: the search applies
+    # them to the axes before it expands the product (search.py `_prefilter`).
     out += [
         ("pp does not divide layers", lambda v: arch.layers % v["pp"] == 0),
-        ("vp > 1 needs pp > 1", lambda v: (v["vp"] == 1) | (v["pp"] > 1)),
-        ("pp x vp does not divide layers", lambda v: arch.layers % (v["pp"] * v["vp"]) == 0),
         ("cp does not divide sequence (2 cp chunks)",
          lambda v: (v["cp"] == 1) | (seq % (2 * v["cp"]) == 0)),
         ("sequence not divisible by tp under sequence parallelism",
          lambda v: ~sp(v) | ((seq // v["cp"]) % v["tp"] == 0)),
-        ("batch not divisible by dp x micro-batch", lambda v: gbs % (v["dp"] * v["mbs"]) == 0),
-        ("interleaving needs micro-batches divisible by pp",
-         lambda v: (v["vp"] == 1) | ((gbs // (v["dp"] * v["mbs"])) % v["pp"] == 0)),
-        ("zero > 0 needs dp > 1", lambda v: (v["zero"] == 0) | (v["dp"] > 1)),
     ]
     if arch.is_moe:
         out += [
             ("ep does not divide experts", lambda v: arch.moe_experts % v["ep"] == 0),
             ("etp exceeds scale-up domain", lambda v: v["etp"] <= domain),
             ("etp does not divide expert ffn", lambda v: arch.moe_ffn_hidden_size % v["etp"] == 0),
-            ("ep x etp does not divide tp x cp x dp",
-             lambda v: (v["tp"] * v["cp"] * v["dp"]) % (v["ep"] * v["etp"]) == 0),
         ]
+    out += [
+        ("vp > 1 needs pp > 1", lambda v: (v["vp"] == 1) | (v["pp"] > 1)),
+        ("pp x vp does not divide layers", lambda v: arch.layers % (v["pp"] * v["vp"]) == 0),
+        ("batch not divisible by dp x micro-batch", lambda v: gbs % (v["dp"] * v["mbs"]) == 0),
+        ("interleaving needs micro-batches divisible by pp",
+         lambda v: (v["vp"] == 1) | ((gbs // (v["dp"] * v["mbs"])) % v["pp"] == 0)),
+        ("zero > 0 needs dp > 1", lambda v: (v["zero"] == 0) | (v["dp"] > 1)),
+    ]
+    if arch.is_moe:
+        out.append(("ep x etp does not divide tp x cp x dp",
+                    lambda v: (v["tp"] * v["cp"] * v["dp"]) % (v["ep"] * v["etp"]) == 0))
     else:
         out.append(("ep or etp > 1 without experts", lambda v: (v["ep"] == 1) & (v["etp"] == 1)))
     return out
