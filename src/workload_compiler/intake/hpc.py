@@ -17,6 +17,7 @@ from ..errors import InputError
 from ..hpc.classes import HpcPrecision, SolverClass
 from ..units import Bytes, Count, Seconds, parse_bytes, parse_count, parse_duration
 from .common import Strict
+from .infrastructure import InfrastructureIntake
 
 _SIM_UNITS = {"fs": 1e-15, "ps": 1e-12, "ns": 1e-9}
 
@@ -113,7 +114,7 @@ class HpcCompute(Strict):
     max_gpus: int | None = Field(default=None, ge=1, description="a cap: the search stays at or below it")
 
 
-class HpcWorkload(Strict):
+class HpcWorkload(InfrastructureIntake):
     kind: Literal["hpc"]
     name: str | None = None
     application: HpcApplication

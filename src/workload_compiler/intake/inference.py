@@ -27,6 +27,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ..units import Count, PerSecond, Seconds
 from .common import ComputeIntake, ModelIntake, Strict
+from .infrastructure import InfrastructureIntake
 
 WeightsName = Literal["bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4"]
 KvDtype = Literal["bf16", "fp16", "fp8", "int8"]
@@ -155,7 +156,7 @@ class CostIntake(Strict):
         return self
 
 
-class InferenceWorkload(Strict):
+class InferenceWorkload(InfrastructureIntake):
     kind: Literal["inference"]
     name: str | None = None
     model: ModelIntake

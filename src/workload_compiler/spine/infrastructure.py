@@ -49,8 +49,12 @@ def build_fabric(system: System, catalog: Catalog, intake: InfrastructureIntake,
                  layout: dict[str, int], trace: Trace) -> tuple[FabricLayer, Switch]:
     switch = default_switch(system, catalog, intake.fabric.switch, trace)
     rack_scale = system.nodes_per_scale_up_domain > 1
+    nodes = -(-gpus // system.gpus_per_node)
     if intake.fabric.su_nodes is not None:
         su = trace.given("fabric.su_nodes", intake.fabric.su_nodes)
+    elif nodes < (SU_TRAYS_NVL72 if rack_scale else SU_NODES_8GPU):
+        su = trace.assumed("fabric.su_nodes", nodes, "less than one scalable unit: only the populated nodes "
+                           "are cabled (the RA's full-SU build applies from one SU up)")
     else:
         su = SU_TRAYS_NVL72 if rack_scale else SU_NODES_8GPU
         trace.assumed("fabric.su_nodes", su, "DGX SuperPOD scalable unit: 32 nodes, or 8 NVL72 racks (144 trays)")

@@ -51,16 +51,16 @@ def _layers_below(spec: SystemSpec, workload: BaseModel, catalog: Catalog, kind:
         trace.assumed(a.field, a.value, a.why)
 
 
-def _spec(sections: dict[str, Any], trace: Trace) -> SystemSpec:
-    known = set(SystemSpec.model_fields)
-    spec = SystemSpec(**{k: v for k, v in sections.items() if k in known and k not in ("assumptions", "provenance")})
-    return spec
+def _spec(kind: str, name: str | None, sections: dict[str, Any]) -> SystemSpec:
+    known = set(SystemSpec.model_fields) - {"assumptions", "provenance", "kind", "name"}
+    return SystemSpec(kind=kind, name=sections.get("name") or name,
+                      **{k: v for k, v in sections.items() if k in known})
 
 
 def compile_inference_spec(w: BaseModel, catalog: Catalog) -> SystemSpec:
     from ..inference.compile import compile_inference
     trace = Trace()
-    spec = _spec(compile_inference(w, catalog, trace), trace)  # type: ignore[arg-type]
+    spec = _spec("inference", getattr(w, "name", None), compile_inference(w, catalog, trace))  # type: ignore[arg-type]
     _layers_below(spec, w, catalog, "inference", trace)
     spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
     return spec
@@ -69,7 +69,7 @@ def compile_inference_spec(w: BaseModel, catalog: Catalog) -> SystemSpec:
 def compile_hpc_spec(w: BaseModel, catalog: Catalog) -> SystemSpec:
     from ..hpc.compile import compile_hpc
     trace = Trace()
-    spec = _spec(compile_hpc(w, catalog, trace), trace)  # type: ignore[arg-type]
+    spec = _spec("hpc", getattr(w, "name", None), compile_hpc(w, catalog, trace))  # type: ignore[arg-type]
     _layers_below(spec, w, catalog, "hpc", trace)
     spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
     return spec
