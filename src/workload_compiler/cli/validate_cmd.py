@@ -45,8 +45,9 @@ def _print(report: Report, quantity: str) -> None:
         for s in report.skipped:
             t.add_row(s.id, s.reason)
         out.print(t)
-    out.print(f"Compared: {quantity} (predicted / published - 1; MFU is predicted, against the dense "
-              "peak of the run's GEMM precision)", highlight=False)
+    mfu_note = ("; MFU is predicted, against the dense peak of the run's GEMM precision"
+                if quantity == "step_time_s" else "")
+    out.print(f"Compared: {quantity} (predicted / published - 1{mfu_note})", highlight=False)
     out.print(f"[bold]Overall MAPE {report.overall_mape:.2f}%[/], max {report.overall_max_abs_error:.1f}% "
               f"over {len(report.rows)} records", highlight=False)
 
@@ -59,7 +60,7 @@ def validate(
         "--calibration", help="calibration directory (default: $WKC_CALIBRATION_DIR, else "
         "../shared/calibration beside the repository)")] = None,
 ) -> None:
-    """Compare predicted step times with published training runs."""
+    """Compare the models with published runs: training step times, serving throughput, HPC rates."""
     with user_errors():
         if suite not in SUITES:
             raise InputError("--suite", suite, f"one of: {', '.join(SUITES)}")
