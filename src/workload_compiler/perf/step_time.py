@@ -161,7 +161,9 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
 
     # One stage: L/pp layers; head and loss spread over the stages as balanced recipes do
     # (Llama 3 paper §3.3.2: fewer layers on the first/last stage; NeMo account_for_*_in_split).
-    layers = a.layers / pp
+    # The slowest stage sets the pace: ceil(L / pp) layers when pp does not divide L (Megatron's
+    # uneven first/last stages, e.g. DeepSeek-V3's 61 layers).
+    layers = np.ceil(a.layers / pp)
     # op_selective (per-op checkpointing, perf/activations.py op_sac): every second matmul and the
     # elementwise ops of the forward run again in backward.
     passes = 3.0 + full + sac * op_sac_recompute_fraction(a)

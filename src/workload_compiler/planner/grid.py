@@ -26,6 +26,8 @@ Choices (Megatron-Core's, where it has one):
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -73,13 +75,26 @@ class Space:
     def size(self) -> int:
         return int(np.prod(self.shape))
 
+    @functools.cached_property
+    def _inner(self) -> tuple[int, dict[str, IntArray]]:
+        """The axes after the factor rows, decoded once: (their product size, value per inner index)."""
+        shape = self.shape[1:]
+        size = int(np.prod(shape))
+        idx = np.unravel_index(np.arange(size, dtype=np.int64), shape)
+        names = ("vp", "mbs", "recompute", "zero", "ep", "etp")
+        return size, {n: getattr(self, n)[i] for n, i in zip(names, idx, strict=True)}
+
+    @functools.cached_property
+    def _factor_columns(self) -> tuple[IntArray, ...]:
+        return tuple(np.ascontiguousarray(self.factors[:, k]) for k in range(4))
+
     def decode(self, flat: IntArray) -> dict[str, IntArray]:
-        """Axis values of the layouts with these flat indices (C order over `shape`)."""
-        idx = np.unravel_index(flat, self.shape)
-        f = self.factors[idx[0]]
-        return {"tp": f[:, 0], "pp": f[:, 1], "cp": f[:, 2], "dp": f[:, 3],
-                "vp": self.vp[idx[1]], "mbs": self.mbs[idx[2]], "recompute": self.recompute[idx[3]],
-                "zero": self.zero[idx[4]], "ep": self.ep[idx[5]], "etp": self.etp[idx[6]]}
+        """Axis values of the layouts with these flat indices (C order over `shape`): one divmod by
+        the inner size, then gathers from the factor columns and the pre-decoded inner axes."""
+        size, inner = self._inner
+        row, pos = np.divmod(flat, size)
+        tp, pp, cp, dp = (c[row] for c in self._factor_columns)
+        return {"tp": tp, "pp": pp, "cp": cp, "dp": dp, **{n: v[pos] for n, v in inner.items()}}
 
     def sequence_parallel(self, tp: IntArray) -> BoolArray:
         """On wherever tp > 1 (Megatron's recommendation with TP), unless pinned off."""
@@ -144,7 +159,9 @@ def rules(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space) -> 
     # Rules on (tp, pp, cp, dp) alone and on one other axis alone come first: the search applies
     # them to the axes before it expands the product (search.py `_prefilter`).
     out += [
-        ("pp does not divide layers", lambda v: arch.layers % v["pp"] == 0),
+        # Uneven stages are allowed (Megatron --decoder-first/last-pipeline-num-layers); the models
+        # charge the largest stage, ceil(layers / pp). A stage needs at least one layer.
+        ("pp exceeds layers", lambda v: v["pp"] <= arch.layers),
         ("cp does not divide sequence (2 cp chunks)",
          lambda v: (v["cp"] == 1) | (seq % (2 * v["cp"]) == 0)),
         ("sequence not divisible by tp under sequence parallelism",

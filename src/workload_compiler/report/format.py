@@ -44,7 +44,7 @@ def format_value(key: str, value: Any) -> str:
             return format_duration(v)
         if key.endswith("_w"):
             return format_power(v)
-        if key in ("mfu", "goodput", "pue_fraction") or key.endswith("_fraction") or key.endswith("_share"):
+        if key.endswith(("mfu", "goodput", "_fraction", "_share", "_shares", "_of_step", "_of_run", "efficiency")):
             return f"{100 * v:.1f}%"
         if key.endswith("params") or key.endswith("tokens") or key == "steps":
             return format_count(v)
@@ -55,7 +55,8 @@ def format_value(key: str, value: Any) -> str:
         if not value:
             return "—"
         if all(isinstance(v, dict) for v in value):
-            return "\n".join(" · ".join(str(x) for x in v.values() if not isinstance(x, dict | list))
+            return "\n".join(" · ".join(format_value(k, x) for k, x in v.items()
+                                         if x is not None and not isinstance(x, dict | list))
                              for v in value)
         return "; ".join(format_value(key, v) for v in value)
     if isinstance(value, dict):

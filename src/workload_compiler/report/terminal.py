@@ -20,6 +20,7 @@ LAYER_TITLES = {
     "fabric": "3 · Fabric",
     "storage": "4 · Storage",
     "reliability": "4b · Reliability",
+    "bottleneck": "Bottleneck: where the step time goes",
     "software": "5 · Software & access",
     "facility": "6 · Facility",
 }

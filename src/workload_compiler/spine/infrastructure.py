@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..arch.counts import param_counts
+from ..arch.model import ModelArch
 from ..catalog.loader import Catalog
 from ..catalog.schema import Switch, System
 from ..errors import InputError
@@ -45,8 +47,22 @@ def _record(trace: Trace, assumptions: list[Assumption], formulas: dict[str, str
         trace.derived(path, None, formula)
 
 
+def ep_all_to_all_bytes_per_step(arch: ModelArch, layout: dict[str, int], seq_len: int, global_batch: int) -> float:
+    """MoE dispatch + combine bytes one GPU sends per step, forward and backward (4 all-to-alls per
+    MoE layer): micro-batches x MoE layers on the stage x tokens per GPU x top_k x hidden x 2 B
+    x (ep - 1) / ep (the share that leaves the GPU). Megatron-Core token dispatcher, bf16 tokens."""
+    if not arch.is_moe or layout["ep"] <= 1:
+        return 0.0
+    micro = global_batch / (layout["dp"] * layout["micro_batch_size"])
+    tokens = layout["micro_batch_size"] * seq_len / (layout["cp"] * layout["tp"])
+    layers = arch.moe_layers / layout["pp"]
+    ep = layout["ep"]
+    return float(micro * layers * 4 * tokens * arch.moe_top_k * arch.hidden_size * 2 * (ep - 1) / ep)
+
+
 def build_fabric(system: System, catalog: Catalog, intake: InfrastructureIntake, *, gpus: int,
-                 layout: dict[str, int], trace: Trace) -> tuple[FabricLayer, Switch]:
+                 layout: dict[str, int], trace: Trace,
+                 ep_bytes_per_step: float | None = None) -> tuple[FabricLayer, Switch]:
     switch = default_switch(system, catalog, intake.fabric.switch, trace)
     rack_scale = system.nodes_per_scale_up_domain > 1
     nodes = -(-gpus // system.gpus_per_node)
@@ -62,7 +78,7 @@ def build_fabric(system: System, catalog: Catalog, intake: InfrastructureIntake,
     fabric = plan_fabric_for_system(
         system, switch, gpus=gpus, tp=layout["tp"], pp=layout["pp"], dp=layout["dp"], cp=layout["cp"],
         ep=layout["ep"], etp=layout["etp"], su_nodes=su, node_ports_per_transceiver=ports_per_tx,
-        oversubscription=intake.fabric.oversubscription or 1.0)
+        oversubscription=intake.fabric.oversubscription or 1.0, ep_rdma_bytes_per_step=ep_bytes_per_step)
     _record(trace, fabric.assumptions, fabric.formulas)
     return fabric, switch
 
@@ -105,11 +121,18 @@ class Infrastructure:
 
 def build_training_infrastructure(
     intake: InfrastructureIntake, catalog: Catalog, *, system_id: str, accelerator_vendor: str, gpus: int,
-    layout: dict[str, int], params: float, expert_params: float, tokens: float, tokens_per_s: float,
-    vocab_size: int, time_to_train_s: float, trace: Trace,
+    layout: dict[str, int], arch: ModelArch, seq_len: int, global_batch: int, tokens: float, tokens_per_s: float,
+    time_to_train_s: float, trace: Trace,
 ) -> Infrastructure:
     system = catalog.system(system_id)
-    fabric, switch = build_fabric(system, catalog, intake, gpus=gpus, layout=layout, trace=trace)
+    counts = param_counts(arch)
+    ep_bytes = ep_all_to_all_bytes_per_step(arch, layout, seq_len, global_batch)
+    if ep_bytes:
+        trace.derived("fabric.ep_bytes_per_gpu_per_step", ep_bytes,
+                      "micro-batches x MoE layers/pp x 4 all-to-alls x tokens x top_k x h x 2 B x (ep-1)/ep")
+    fabric, switch = build_fabric(system, catalog, intake, gpus=gpus, layout=layout, trace=trace,
+                                  ep_bytes_per_step=ep_bytes or None)
+    params, expert_params, vocab_size = counts.total, counts.expert_params, arch.vocab_size
     s, r = intake.storage, intake.reliability
     storage, reliability = plan_storage_and_reliability(
         gpus=gpus, gpus_per_node=system.gpus_per_node, params=params, expert_params=expert_params,

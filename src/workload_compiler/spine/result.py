@@ -98,6 +98,7 @@ class SystemSpec(Doc):
     fabric: dict[str, Any] | None = None
     storage: dict[str, Any] | None = None
     reliability: dict[str, Any] | None = None
+    bottleneck: dict[str, Any] | None = None
     software: dict[str, Any] | None = None
     facility: dict[str, Any] | None = None
     inference: dict[str, Any] | None = None

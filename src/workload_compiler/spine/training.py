@@ -22,9 +22,11 @@ from ..intake.training import TrainingWorkload
 from ..perf.layout import Hardware, TrainingSetup
 from ..perf.objective import gpu_ladder, gpus_for_deadline, min_gpus_for_flops
 from ..planner.capacity import fewest_gpus_to_hold
+from ..planner.published import best_published_mfu
 from ..planner.result import PlanResult, RankedLayout
 from ..planner.search import search
 from ..provenance import Trace
+from .bottleneck import bottleneck_view
 from .collisions import alternatives, find_collisions
 from .infrastructure import build_training_infrastructure, layer_dict
 from .result import ComputeLayer, ObjectiveLayer, ParallelismOut, SearchSummary, SystemSpec
@@ -245,18 +247,20 @@ def add_infrastructure(spec: SystemSpec, w: TrainingWorkload, arch: ModelArch, h
                        best: RankedLayout, run: TrainingRunResolved, trace: Trace) -> None:
     """Layers 3-6 from the chosen layout; the objective gains the goodput-adjusted time."""
     assert isinstance(spec.objective, ObjectiveLayer) and isinstance(spec.compute, ComputeLayer)
-    counts = param_counts(arch)
     layout = spec.compute.parallelism.model_dump()
     infra = build_training_infrastructure(
         w, catalog, system_id=hw.system_id, accelerator_vendor=catalog.accelerator(hw.accelerator_id).vendor,
-        gpus=spec.compute.gpus, layout=layout, params=counts.total, expert_params=counts.expert_params,
-        tokens=run.tokens, tokens_per_s=best.tokens_per_s, vocab_size=arch.vocab_size,
-        time_to_train_s=spec.objective.time_to_train_s, trace=trace)
+        gpus=spec.compute.gpus, layout=layout, arch=arch, seq_len=run.seq_len, global_batch=run.global_batch_size,
+        tokens=run.tokens, tokens_per_s=best.tokens_per_s, time_to_train_s=spec.objective.time_to_train_s,
+        trace=trace)
     spec.fabric = layer_dict(infra.fabric)
     spec.storage = layer_dict(infra.storage)
     spec.reliability = layer_dict(infra.reliability)
     spec.software = layer_dict(infra.software)
     spec.facility = layer_dict(infra.facility)
+    spec.bottleneck = bottleneck_view(spec.compute.model_dump(), spec.storage, spec.reliability)
+    trace.derived("bottleneck.effective_mfu", None, "mfu x reliability.goodput")
+    trace.derived("bottleneck.kernel_efficiency", None, "mfu / compute share of the step")
     adjusted = infra.reliability.goodput_adjusted_time_to_train_s
     spec.objective.goodput_adjusted_time_to_train_s = adjusted
     trace.derived("objective.goodput_adjusted_time_to_train_s", adjusted, "time_to_train_s / reliability.goodput")
@@ -284,7 +288,8 @@ def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives
                 w, arch, spec, catalog, lambda v, c: compile_training(v, c, with_alternatives=False), None)
         spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
         return spec
-    plan = search(arch, setup, hw, gpus, w.compute.parallelism, top_k=5)
+    plan = search(arch, setup, hw, gpus, w.compute.parallelism, top_k=5,
+                  published_mfu=best_published_mfu(hw.accelerator_id, run.precision))
     spec.search = SearchSummary(evaluated=plan.evaluated, seconds=plan.seconds, rejected=plan.rejected,
                                 alternatives=[layout.to_dict() for layout in plan.layouts[1:]])
     best = plan.best
