@@ -27,7 +27,6 @@ Choices (Megatron-Core's, where it has one):
 from __future__ import annotations
 
 import functools
-
 from collections.abc import Callable
 from dataclasses import dataclass
 
