@@ -44,3 +44,17 @@ def test_fit_rejects_a_hall_without_power() -> None:
     assert result.exit_code == 2 and "Traceback" not in result.output
     result = CliRunner().invoke(app, ["fit", "--power", "2MW", "--rack-power", "40kW", "--cooling", "steam"])
     assert result.exit_code == 2 and "cooling" in result.output
+
+
+def test_a_pinned_hall_caps_the_cluster(tmp_path: Path) -> None:
+    # Reverse mode through the intake: "this hall delivers 2 MW" bounds the GPU count; the spec says
+    # how many fit and uses at most that many.
+    f = tmp_path / "hall.yaml"
+    f.write_text("kind: training\nmodel: {preset: llama3-70b}\ntraining: {tokens: 2T, seq_len: 8192, "
+                 "global_batch_size: 512}\ncompute: {accelerator: h100-sxm}\n"
+                 "facility: {power: 2MW, rack_power: 40kW, cooling: air}\n")
+    doc = json.loads(CliRunner().invoke(app, ["compile", str(f), "--json"]).stdout)
+    hall_gpus = doc["provenance"]["facility.hall_gpus"]
+    assert hall_gpus["source"] == "derived"
+    assert 0 < doc["compute"]["gpus"] <= 904     # 2 MW at PUE 1.56 holds 113 DGX H100 (wkc fit)
+    assert doc["facility"]["facility_power_w"] <= 2e6 * 1.001

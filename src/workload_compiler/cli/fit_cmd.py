@@ -51,7 +51,7 @@ def fit_command(
                         f"{format_value('rack_power_w', hall.rack_power_w)}/rack, {cooling}")
     cols = ["system", "GPUs", "racks", "IT power", "facility power", "binds"]
     if model:
-        cols += ["trains on", "time to train", "MFU"] + (["tokens by deadline"] if deadline else [])
+        cols += ["trains on", "time to train", "MFU"] + (["tokens / model size by deadline"] if deadline else [])
     for c in cols:
         table.add_column(c, overflow="fold")
     for r in rows:
@@ -63,7 +63,8 @@ def fit_command(
                       format_value("time_to_train_s", r.get("time_to_train_s")) if r.get("time_to_train_s")
                       else str(r.get("train_binding", "—")), format_value("mfu", r.get("mfu"))]
             if deadline:
-                cells.append(format_value("tokens", r.get("tokens_by_deadline")))
+                cells.append(f"{format_value('tokens', r.get('tokens_by_deadline'))} tokens or "
+                             f"~{format_value('params', r.get('params_by_deadline_estimate'))} params")
         table.add_row(*cells)
     out.print(table)
 

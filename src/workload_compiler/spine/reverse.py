@@ -41,7 +41,10 @@ def fit_model_in_hall(hall: Hall, catalog: Catalog, *, systems: tuple[str, ...] 
                 row.update(train_gpus=spec.compute.gpus, time_to_train_s=t, mfu=spec.compute.mfu,
                            layout=spec.compute.parallelism.model_dump())
                 if deadline_s is not None:
+                    # At fixed GPUs, time scales with FLOPs = (6N + attention) x tokens: the token
+                    # budget scales exactly; the parameter count approximately (attention aside).
                     row["tokens_by_deadline"] = spec.objective.tokens * deadline_s / t
+                    row["params_by_deadline_estimate"] = spec.objective.params * deadline_s / t
                     row["meets_deadline"] = bool(t <= deadline_s)
             else:
                 row.update(train_gpus=None, time_to_train_s=None, train_binding=spec.binding_constraint)
