@@ -22,12 +22,14 @@ from ..provenance import Trace
 from ..units import format_bytes, format_duration
 from .cost import cost_per_million_tokens, gpu_hour_price
 from .device import serving_device
+from .disagg import DisaggChoice
+from .disagg_report import disagg_sections, disagg_summary, mode_reason
 from .engines import Engine, engine
 from .model import ServedModel, served_model
 from .online import Traffic
 from .performance import Device
 from .resolve import DEFAULT_CANDIDATES, PERCENTILES, ServingSettings, resolve_serving
-from .search import SLOT_CEILING, Choice, Requirement, SearchResult, search
+from .search import SLOT_CEILING, Candidate, Choice, Requirement, SearchResult, search
 
 STEP_FORMULA = "inference step model (inference/performance.py) at the steady-state batch"
 QUEUE_FORMULA = "M/D/c slot wait + M/D/1 prefill wait + chunked prefill (inference/online.py)"
@@ -62,12 +64,12 @@ def _requirement(w: InferenceWorkload, s: ServingSettings, m: ServedModel) -> Re
                          "1 for a dense model (expert parallelism needs experts)")
     traffic = Traffic(isl=s.isl, osl=s.osl, reserve_tokens=s.isl_tail + s.osl_tail,
                       ttft_quantile=PERCENTILES[s.ttft[0]] if s.ttft else 0.99,
-                      tpot_quantile=PERCENTILES[s.tpot[0]] if s.tpot else 0.99)
+                      tpot_quantile=PERCENTILES[s.tpot[0]] if s.tpot else 0.99, isl_tail=s.isl_tail)
     return Requirement(traffic=traffic, scenario=s.scenario, ttft_target_s=s.ttft[1] if s.ttft else None,
                        tpot_target_s=s.tpot[1] if s.tpot else None, request_rate=s.request_rate,
                        concurrency=s.concurrency, utilization_ceiling=s.utilization_ceiling,
                        spare_replicas=s.spare_replicas, max_gpus=w.compute.max_gpus, gpus=w.compute.gpus,
-                       tp=p.tp, pp=p.pp, ep=p.ep, memory_fraction=s.memory_fraction)
+                       tp=p.tp, pp=p.pp, ep=p.ep, memory_fraction=s.memory_fraction, mode=s.mode)
 
 
 def compile_inference(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> dict[str, Any]:
@@ -97,6 +99,13 @@ def compile_inference(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> d
         out["inference"] = {"pareto_front": result.pareto, "hardware_floor_s": result.floors}
         return out
     best = result.best
+    if isinstance(best, DisaggChoice):
+        out["compute"], out["inference"] = disagg_sections(best, result, m, s, req, catalog, devices, eng, trace)
+        if w.cost is not None:
+            served = out["inference"]["request_rate_per_s"] * s.osl
+            out["inference"].update(_cost(w, catalog, best.accelerator, best.gpus, served,
+                                          best.output_tokens_per_s_per_gpu * best.active_gpus, trace))
+        return out
     out["compute"] = _compute_section(best, devices, catalog, eng, s, trace)
     out["inference"] = _inference_section(best, result, m, s, req, catalog, w, trace)
     return out
@@ -137,8 +146,10 @@ def _search_section(result: SearchResult) -> dict[str, Any]:
             "alternatives": [_choice_summary(c) for c in result.alternatives]}
 
 
-def _choice_summary(c: Choice) -> dict[str, Any]:
-    return {"accelerator": c.accelerator, "tp": c.layout_value("tp"), "pp": c.layout_value("pp"),
+def _choice_summary(c: Candidate) -> dict[str, Any]:
+    if isinstance(c, DisaggChoice):
+        return disagg_summary(c)
+    return {"mode": "aggregated", "accelerator": c.accelerator, "tp": c.layout_value("tp"), "pp": c.layout_value("pp"),
             "ep": c.layout_value("ep"), "replicas": c.replicas + c.spares, "gpus": c.gpus,
             "batch_size": c.at("decode_seqs"),
             "output_tokens_per_s_per_gpu": c.at("tokens_per_s_per_gpu", capacity=True),
@@ -186,7 +197,8 @@ def _inference_section(best: Choice, result: SearchResult, m: ServedModel, s: Se
     served_rate = s.request_rate if s.request_rate is not None else capacity_rate
     utilization = served_rate / max(capacity_rate, 1e-12)
     out: dict[str, Any] = {
-        "scenario": s.scenario, "engine": s.engine, "weights": s.weights, "kv_cache_dtype": s.kv_dtype,
+        "mode": "aggregated", "scenario": s.scenario, "engine": s.engine, "weights": s.weights,
+        "kv_cache_dtype": s.kv_dtype,
         "replicas": best.replicas + best.spares, "active_replicas": best.replicas,
         "spare_replicas": best.spares,
         "gpus_per_replica": best.gpus_per_replica, "batch_size": best.at("decode_seqs"),
@@ -210,7 +222,7 @@ def _inference_section(best: Choice, result: SearchResult, m: ServedModel, s: Se
                          ("batch_size", "operating batch at the served load (inference/search.py)")):
         trace.derived(f"inference.{key}", out[key], formula)
     if w.cost is not None:
-        out.update(_cost(w, catalog, best, served_rate * s.osl, trace))
+        out.update(_cost(w, catalog, best.accelerator, best.gpus, served_rate * s.osl, fleet_tps, trace))
     out["explanation"] = _explain(best, result, req, out)
     return out
 
@@ -245,11 +257,13 @@ def _binding_text(best: Choice, req: Requirement) -> dict[str, str]:
     return {"batch": what.get(best.binding, best.binding), "replicas": replicas}
 
 
-def _cost(w: InferenceWorkload, catalog: Catalog, best: Choice, served_tokens_per_s: float,
-          trace: Trace) -> dict[str, Any]:
+def _cost(w: InferenceWorkload, catalog: Catalog, accelerator: str, gpus: int, served_tokens_per_s: float,
+          capacity_tps: float, trace: Trace) -> dict[str, Any]:
+    """Fleet $/hour (all GPUs, spares and both pools included) and $ per million output tokens,
+    served and at capacity (`capacity_tps`: the active replicas at their capacity batch)."""
     c = w.cost
     assert c is not None
-    acc = catalog.accelerator(best.accelerator)
+    acc = catalog.accelerator(accelerator)
     price = gpu_hour_price(gpu_hour_usd=c.gpu_hour_usd, capex_usd_per_gpu=c.capex_usd_per_gpu,
                            amortization_years=c.amortization_years, power_usd_per_kwh=c.power_usd_per_kwh,
                            pue=c.pue, tdp_w=acc.tdp_w or 0.0)
@@ -258,8 +272,7 @@ def _cost(w: InferenceWorkload, catalog: Catalog, best: Choice, served_tokens_pe
             trace.given(f"cost.{key}", getattr(c, key))
     if c.gpu_hour_usd is None and c.power_usd_per_kwh is not None and c.pue is None:
         trace.assumed("cost.pue", 1.0, "not given: facility overhead not included")
-    per_hour = price.usd_per_gpu_hour * best.gpus
-    capacity_tps = best.at("tokens_per_s_per_gpu", capacity=True) * best.gpus_per_replica * best.replicas
+    per_hour = price.usd_per_gpu_hour * gpus
     out = {"cost_usd_per_gpu_hour": price.usd_per_gpu_hour, "cost_usd_per_hour": per_hour,
            "cost_per_million_tokens": cost_per_million_tokens(per_hour, served_tokens_per_s),
            "cost_per_million_tokens_at_capacity": cost_per_million_tokens(per_hour, capacity_tps),
@@ -271,7 +284,8 @@ def _cost(w: InferenceWorkload, catalog: Catalog, best: Choice, served_tokens_pe
 
 def _explain(best: Choice, result: SearchResult, req: Requirement, out: dict[str, Any]) -> list[str]:
     tp, pp, ep = best.layout_value("tp"), best.layout_value("pp"), best.layout_value("ep")
-    lines = [f"{best.replicas + best.spares} x {best.accelerator} TP{tp}"
+    lines = [mode_reason(result, req),
+             f"{best.replicas + best.spares} x {best.accelerator} TP{tp}"
              + (f" PP{pp}" if pp > 1 else "") + (f" EP{ep}" if ep > 1 else "")
              + f" ({best.gpus} GPUs): the fewest GPUs of {result.evaluated} evaluated points "
              "meeting the targets",

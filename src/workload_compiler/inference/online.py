@@ -40,6 +40,7 @@ class Traffic:
     reserve_tokens: float       # KV a request may hold at its tail (tail ISL + tail OSL)
     ttft_quantile: float = 0.99
     tpot_quantile: float = 0.99
+    isl_tail: float = 0.0       # longest prompt (a disaggregated prefill replica holds it whole)
 
 
 @dataclass(frozen=True, kw_only=True)

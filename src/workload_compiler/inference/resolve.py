@@ -39,6 +39,7 @@ class ServingSettings:
     utilization_ceiling: float
     memory_fraction: float | None
     max_batch_size: int | None
+    mode: str = "auto"                     # auto | aggregated | disaggregated
 
 
 def _tokens(value: float | LengthDistribution | None, default: float, name: str,
@@ -113,6 +114,7 @@ def resolve_serving(w: InferenceWorkload, arch: ModelArch, trace: Trace) -> Serv
                          "no TTFT target in the offline scenario (all requests queued at once: TTFT "
                          "is the queue, not a service level); use scenario: online")
     spares, ceiling = _availability(w, trace)
+    mode = _mode(w, scenario, trace)
     return ServingSettings(
         weights=weights, kv_dtype=kv, engine=engine, isl=isl, osl=osl, isl_tail=isl_tail, osl_tail=osl_tail,
         context_window=window, scenario=scenario,
@@ -121,7 +123,19 @@ def resolve_serving(w: InferenceWorkload, arch: ModelArch, trace: Trace) -> Serv
         ttft=None if s.ttft is None else _target(s.ttft.binding(), "serving.ttft", trace),
         tpot=None if s.tpot is None else _target(s.tpot.binding(), "serving.tpot", trace),
         spare_replicas=spares, utilization_ceiling=ceiling, memory_fraction=s.memory_utilization,
-        max_batch_size=s.max_batch_size)
+        max_batch_size=s.max_batch_size, mode=mode)
+
+
+def _mode(w: InferenceWorkload, scenario: str, trace: Trace) -> str:
+    mode = w.serving.mode
+    if mode is None:
+        why = ("not given: search aggregated and disaggregated (prefill/decode pools) serving"
+               if scenario == "online" else "not given: offline maximum throughput is served aggregated")
+        return str(trace.assumed("serving.mode", "auto" if scenario == "online" else "aggregated", why))
+    if mode == "disaggregated" and scenario == "offline":
+        raise InputError("serving.mode", mode, "aggregated or auto in the offline scenario (disaggregated "
+                         "pools are sized for a request rate and latency targets); use scenario: online")
+    return str(trace.given("serving.mode", mode))
 
 
 def _given_float(value: float | None, path: str, trace: Trace) -> float | None:

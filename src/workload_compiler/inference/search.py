@@ -8,6 +8,12 @@ tokens/s per GPU serves the most requests per replica; replicas = ceil(rate / (p
 utilization ceiling)) (+ spares for N+k), or ceil(concurrency / per-replica concurrency). The
 answer is the fewest GPUs, then the most tokens/s per GPU. The Pareto front is tokens/s per GPU
 vs tokens/s per user over the points that fit and meet TTFT.
+
+Online, the disaggregated configurations (a prefill pool and a decode pool, disagg_search.py) are
+candidates too (`mode` auto), or the only ones (disaggregated), or none (aggregated; offline is
+always aggregated). Aggregated and disaggregated candidates are ranked by the same key: the fewest
+GPUs, then the most output tokens/s per GPU at capacity, then the lower TTFT; with the GPU count
+pinned, the most output tokens/s of the fleet.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import Infeasible
+from .disagg import DisaggChoice
+from .disagg_search import disaggregated
 from .engines import Engine
 from .layout import ServingLayout
 from .model import ServedModel
@@ -49,6 +57,7 @@ class Requirement:
     pp: int | None = None
     ep: int | None = None
     memory_fraction: float | None = None
+    mode: str = "auto"                  # auto | aggregated | disaggregated
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,15 +89,39 @@ class Choice:
         return int(arr[self.index])
 
 
+Candidate = Choice | DisaggChoice
+
+
 @dataclass(kw_only=True)
 class SearchResult:
-    best: Choice | None
-    alternatives: list[Choice]
+    best: Candidate | None
+    alternatives: list[Candidate]
     pareto: list[dict[str, Any]]
     evaluated: int
     rejected: dict[str, int]
     seconds: float
     floors: dict[str, float] = field(default_factory=dict)
+    best_by_mode: dict[str, Candidate] = field(default_factory=dict)
+    rejected_by_mode: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def capacity_tokens_per_s_per_gpu(c: Candidate) -> float:
+    """Output tokens/s per active GPU when the active replicas run at their capacity batch."""
+    if isinstance(c, DisaggChoice):
+        return c.output_tokens_per_s_per_gpu
+    return c.at("tokens_per_s_per_gpu", capacity=True)
+
+
+def active_gpus(c: Candidate) -> int:
+    return c.active_gpus if isinstance(c, DisaggChoice) else c.replicas * c.gpus_per_replica
+
+
+def _rank(c: Candidate, pinned: bool) -> tuple[float, float, float]:
+    tps = capacity_tokens_per_s_per_gpu(c)
+    ttft = c.ttft_s if isinstance(c, DisaggChoice) else c.at("ttft_s")
+    if pinned:
+        return 0.0, -tps * active_gpus(c), ttft
+    return float(c.gpus), -tps, ttft
 
 
 def layouts(m: ServedModel, dev: Device, req: Requirement) -> ServingLayout:
@@ -139,53 +172,90 @@ def _replicas(ev: Evaluation, i: tuple[int, int], req: Requirement) -> int:
 
 def search(m: ServedModel, devices: dict[str, Device], eng: Engine, req: Requirement) -> SearchResult:
     start = time.perf_counter()
-    rejected = {"memory": 0, "ttft": 0, "tpot": 0, "gpus": 0}
-    choices: list[Choice] = []
+    by_mode: dict[str, dict[str, int]] = {}
+    choices: list[Candidate] = []
     front: list[dict[str, Any]] = []
     floors: dict[str, float] = {}
     evaluated = 0
+    disagg = req.mode != "aggregated" and req.scenario == "online"
     for acc_id, dev in devices.items():
-        ev = _grid(m, dev, layouts(m, dev, req), eng, req)
-        shape = ev.ttft_s.shape
-        evaluated += int(np.prod(shape))
-        fits = np.broadcast_to(ev.fits, shape)
-        if req.scenario == "online":
-            # A queue served at 100% of its slots never drains: without a TTFT target, keep the
-            # slots at most SLOT_CEILING busy (the caller records it as an assumption).
-            busy = np.broadcast_to(ev.decode_seqs <= SLOT_CEILING * ev.slots, shape)
-            ok_ttft = np.isfinite(ev.ttft_s) & (ev.ttft_s <= (req.ttft_target_s or np.inf))
-            ok_ttft = ok_ttft & (busy if req.ttft_target_s is None else True)
-        else:
-            ok_ttft = np.ones(shape, dtype=np.bool_)
-        ok_tpot = ev.tpot_s <= (req.tpot_target_s or np.inf)
-        rejected["memory"] += int(np.sum(~fits))
-        rejected["ttft"] += int(np.sum(fits & ~ok_ttft))
-        rejected["tpot"] += int(np.sum(fits & ok_ttft & ~ok_tpot))
-        _floors(ev, fits, floors)
-        good = fits & ok_ttft & ok_tpot
-        front += _pareto_points(acc_id, ev, fits & ok_ttft)
-        for row in range(shape[0]):
-            if not good[row].any():
-                continue
-            col = int(np.argmax(np.where(good[row], ev.tokens_per_s_per_gpu[row], -1.0)))
-            i = (row, col)
-            gpr = int(np.broadcast_to(ev.layout.gpus, shape)[i])
-            n = _replicas(ev, i, req)
-            if req.gpus is not None:   # pinned: every replica that fits serves, if enough of them
-                have = req.gpus // gpr - req.spare_replicas
-                n = have if have >= n else 0
-            op = _operating(ev, good, i, req, n)
-            ch = Choice(accelerator=acc_id, evaluation=ev, index=op, capacity_index=i, replicas=n,
-                        spares=req.spare_replicas, binding=_binding(ev, good, fits, ok_ttft, i))
-            if n < 1 or (req.max_gpus is not None and ch.gpus > req.max_gpus):
-                rejected["gpus"] += 1
-                continue
-            choices.append(ch)
-    choices.sort(key=lambda c: (c.gpus if req.gpus is None else 0, -c.at("tokens_per_s_per_gpu") * c.replicas
-                                if req.gpus is not None else -c.at("tokens_per_s_per_gpu"), c.at("ttft_s")))
+        rows = layouts(m, dev, req)
+        if req.mode != "disaggregated":
+            n, agg, counts = _aggregated(m, acc_id, dev, rows, eng, req, floors, front)
+            evaluated += n
+            choices += agg
+            _add(by_mode, "aggregated", counts)
+        if disagg:
+            res = disaggregated(m, dev, acc_id, eng, req, rows)
+            evaluated += res.evaluated
+            choices += res.choices
+            front += res.pareto
+            _add(by_mode, "disaggregated", res.rejected)
+            for k, v in res.floors.items():
+                floors[k] = min(floors.get(k, np.inf), v)
+    pinned = req.gpus is not None
+    choices.sort(key=lambda c: _rank(c, pinned))
+    best_by_mode: dict[str, Candidate] = {}
+    for c in choices:
+        best_by_mode.setdefault(_mode(c), c)
+    rejected = {k: sum(r.get(k, 0) for r in by_mode.values()) for k in ("memory", "ttft", "tpot", "gpus")}
     return SearchResult(best=choices[0] if choices else None, alternatives=choices[1:6],
                         pareto=_front(front), evaluated=evaluated, rejected=rejected,
-                        seconds=time.perf_counter() - start, floors=floors)
+                        seconds=time.perf_counter() - start, floors=floors, best_by_mode=best_by_mode,
+                        rejected_by_mode=by_mode)
+
+
+def _mode(c: Candidate) -> str:
+    return "disaggregated" if isinstance(c, DisaggChoice) else "aggregated"
+
+
+def _add(by_mode: dict[str, dict[str, int]], mode: str, counts: dict[str, int]) -> None:
+    acc = by_mode.setdefault(mode, {"memory": 0, "ttft": 0, "tpot": 0, "gpus": 0})
+    for k, v in counts.items():
+        acc[k] += v
+
+
+def _aggregated(m: ServedModel, acc_id: str, dev: Device, rows: ServingLayout, eng: Engine, req: Requirement,
+                floors: dict[str, float], front: list[dict[str, Any]]) -> tuple[int, list[Candidate], dict[str, int]]:
+    """The aggregated candidates of one accelerator: (points evaluated, choices, rejected counts)."""
+    rejected = {"memory": 0, "ttft": 0, "tpot": 0, "gpus": 0}
+    choices: list[Candidate] = []
+    ev = _grid(m, dev, rows, eng, req)
+    shape = ev.ttft_s.shape
+    fits = np.broadcast_to(ev.fits, shape)
+    if req.scenario == "online":
+        # A queue served at 100% of its slots never drains: without a TTFT target, keep the
+        # slots at most SLOT_CEILING busy (the caller records it as an assumption).
+        busy = np.broadcast_to(ev.decode_seqs <= SLOT_CEILING * ev.slots, shape)
+        ok_ttft = np.isfinite(ev.ttft_s) & (ev.ttft_s <= (req.ttft_target_s or np.inf))
+        ok_ttft = ok_ttft & (busy if req.ttft_target_s is None else True)
+    else:
+        ok_ttft = np.ones(shape, dtype=np.bool_)
+    ok_tpot = ev.tpot_s <= (req.tpot_target_s or np.inf)
+    rejected["memory"] += int(np.sum(~fits))
+    rejected["ttft"] += int(np.sum(fits & ~ok_ttft))
+    rejected["tpot"] += int(np.sum(fits & ok_ttft & ~ok_tpot))
+    _floors(ev, fits, floors)
+    good = fits & ok_ttft & ok_tpot
+    front += _pareto_points(acc_id, ev, fits & ok_ttft)
+    for row in range(shape[0]):
+        if not good[row].any():
+            continue
+        col = int(np.argmax(np.where(good[row], ev.tokens_per_s_per_gpu[row], -1.0)))
+        i = (row, col)
+        gpr = int(np.broadcast_to(ev.layout.gpus, shape)[i])
+        n = _replicas(ev, i, req)
+        if req.gpus is not None:   # pinned: every replica that fits serves, if enough of them
+            have = req.gpus // gpr - req.spare_replicas
+            n = have if have >= n else 0
+        op = _operating(ev, good, i, req, n)
+        ch = Choice(accelerator=acc_id, evaluation=ev, index=op, capacity_index=i, replicas=n,
+                    spares=req.spare_replicas, binding=_binding(ev, good, fits, ok_ttft, i))
+        if n < 1 or (req.max_gpus is not None and ch.gpus > req.max_gpus):
+            rejected["gpus"] += 1
+            continue
+        choices.append(ch)
+    return int(np.prod(shape)), choices, rejected
 
 
 def _operating(ev: Evaluation, good: Any, i: tuple[int, int], req: Requirement, n: int) -> tuple[int, int]:
@@ -227,7 +297,7 @@ def _pareto_points(acc_id: str, ev: Evaluation, ok: Any) -> list[dict[str, Any]]
     out = []
     for row, col in zip(*np.nonzero(ok), strict=True):
         i = (int(row), int(col))
-        out.append({"accelerator": acc_id,
+        out.append({"mode": "aggregated", "accelerator": acc_id,
                     "tp": int(np.broadcast_to(ev.layout.tp, shape)[i]),
                     "pp": int(np.broadcast_to(ev.layout.pp, shape)[i]),
                     "ep": int(np.broadcast_to(ev.layout.ep, shape)[i]),

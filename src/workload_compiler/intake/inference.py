@@ -14,6 +14,7 @@
       tpot: {p99: 50ms}
       availability: n+1           # n+1 | n+2 | none, or a utilization ceiling such as 0.8
       engine: vllm                # vllm | trtllm | sglang
+      mode: auto                  # aggregated | disaggregated (prefill and decode pools) | auto
     compute: {accelerator: h200-sxm, max_gpus: 8, parallelism: {tp: 4}}
     cost: {gpu_hour_usd: 3.50}    # or {capex_usd_per_gpu, amortization_years, power_usd_per_kwh, pue}
 """
@@ -110,6 +111,9 @@ class ServingIntake(Strict):
     memory_utilization: float | None = Field(default=None, gt=0, le=1,
                                              description="override the engine's KV memory fraction")
     max_batch_size: int | None = Field(default=None, gt=0)
+    mode: Literal["aggregated", "disaggregated", "auto"] | None = Field(
+        default=None, description="aggregated, disaggregated (separate prefill and decode pools) or auto "
+                                  "(search both)")
 
     _dist = field_validator("input_tokens", "output_tokens", mode="before")(_as_distribution)
 

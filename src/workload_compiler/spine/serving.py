@@ -26,9 +26,13 @@ def _layers_below(spec: SystemSpec, workload: BaseModel, catalog: Catalog, kind:
     gpus = int(compute["gpus"])
     par = compute.get("parallelism") or {}
     tp, pp = int(par.get("tp", 1)), int(par.get("pp", 1))
-    layout = {"tp": tp, "pp": pp, "dp": max(1, gpus // (tp * pp)), "cp": 1, "ep": int(par.get("ep", 1)), "etp": 1}
+    if gpus % (tp * pp):
+        # Two pools of different shapes (disaggregated prefill/decode): the fabric sees replicas of
+        # the decode pool's TP group; only placement checks depend on the shape.
+        tp, pp = (tp, 1) if gpus % tp == 0 else (1, 1)
+    layout = {"tp": tp, "pp": pp, "dp": gpus // (tp * pp), "cp": 1, "ep": int(par.get("ep", 1)), "etp": 1}
     try:
-        if tp * pp * layout["dp"] == gpus and gpus > system.gpus_per_node:
+        if gpus > system.gpus_per_node:
             fabric, switch = build_fabric(system, catalog, w, gpus=gpus, layout=layout, trace=trace)
             spec.fabric = layer_dict(fabric)
             spec.facility = layer_dict(build_facility(system, fabric, switch, w, gpus=gpus, trace=trace))
