@@ -35,7 +35,8 @@ from ..planner import (
     search,
 )
 from ..provenance import Trace
-from ..spine.training import check_pins, check_precision, resolve_hardware
+from ..spine.gpu_count import check_pins
+from ..spine.training import check_precision, resolve_hardware
 from ..spine.training_defaults import resolve_run
 from ..units import format_bytes_decimal, format_count, format_duration
 from .common import err, out, user_errors

@@ -1,0 +1,139 @@
+"""How many GPUs a training workload gets, by precedence: given > implied by a pinned layout >
+needed for the deadline > what a pinned hall holds > the fewest that hold the model at all.
+
+Each count is traced (given or derived with the rule that chose it); a count that cannot be met
+is an `Infeasible` naming the binding constraint (memory against HBM, the GPU cap, the hall).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from ..arch.counts import training_flops_per_token
+from ..arch.model import ModelArch
+from ..catalog.loader import Catalog
+from ..errors import Infeasible, InputError
+from ..facility import Hall, fit_hall
+from ..intake.common import ParallelismIntake
+from ..intake.training import TrainingWorkload
+from ..perf.layout import Hardware, TrainingSetup
+from ..perf.objective import gpu_ladder, gpus_for_deadline, min_gpus_for_flops
+from ..planner.capacity import fewest_gpus_to_hold
+from ..planner.result import PlanResult
+from ..planner.search import search
+from ..provenance import Trace
+from .training_defaults import TrainingRunResolved
+
+MAX_SEARCH_GPUS = 1_048_576
+# A hall pinned without a per-rack limit: the cooling type's own density limit applies.
+UNBOUNDED_RACK_W = 1e9
+
+
+def check_pins(pins: ParallelismIntake, arch: ModelArch, gpus: int | None) -> int | None:
+    """Validate a pinned layout against the model and the GPU count; return the GPU count it implies."""
+    if pins.tp is not None and arch.attention_heads % pins.tp:
+        raise InputError("compute.parallelism.tp", pins.tp,
+                         f"a divisor of the {arch.attention_heads} attention heads")
+    if pins.ep is not None and pins.ep > 1 and (not arch.is_moe or arch.moe_experts % pins.ep):
+        allowed = f"a divisor of the {arch.moe_experts} experts" if arch.is_moe else "1 for a dense model"
+        raise InputError("compute.parallelism.ep", pins.ep, allowed)
+    if pins.vp is not None and pins.vp > 1 and (pins.pp or 1) == 1:
+        raise InputError("compute.parallelism.vp", pins.vp, "1 unless pp > 1 (virtual stages interleave a pipeline)")
+    degrees = (pins.tp, pins.pp, pins.dp, pins.cp or 1)
+    if any(d is None for d in degrees[:3]):
+        return None
+    product = math.prod(d for d in degrees if d is not None)
+    if gpus is not None and product != gpus:
+        raise InputError("compute.parallelism", f"tp {pins.tp} x pp {pins.pp} x dp {pins.dp} x cp {pins.cp or 1}"
+                         f" = {product}", f"a layout whose product is compute.gpus = {gpus}")
+    return product
+
+
+def hall_capacity(w: TrainingWorkload, hw: Hardware, catalog: Catalog, trace: Trace) -> int | None:
+    """GPUs of the chosen system that fit in a pinned hall (facility.power), or None without a hall."""
+    f = w.facility
+    if f.power is None:
+        return None
+    hall = Hall(power_w=f.power, power_basis=f.power_basis, rack_power_w=f.rack_power or UNBOUNDED_RACK_W,
+                cooling=f.cooling or "air", floor_area_m2=f.floor_area_m2, pue=f.pue)
+    fit = fit_hall(hall, [catalog.system(hw.system_id)])[0]
+    if not fit.feasible or fit.gpus == 0:
+        raise Infeasible(fit.binding, f"no {hw.system_id} fits in the hall: {fit.detail}")
+    return int(trace.derived("facility.hall_gpus", fit.gpus, f"hall fit ({fit.binding} binds): {fit.detail}"))
+
+
+def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, setup: TrainingSetup,
+                hw: Hardware, catalog: Catalog, trace: Trace) -> tuple[int, int | None]:
+    """The GPU count, by precedence: given > implied by pins > needed for the deadline > what a hall
+    holds > the fewest that hold the model. Also the count the deadline needs when a cap binds."""
+    pins = w.compute.parallelism
+    implied = check_pins(pins, arch, w.compute.gpus)
+    if w.compute.gpus is not None:
+        return trace.given("compute.gpus", w.compute.gpus), None
+    if implied is not None:
+        return trace.derived("compute.gpus", implied, "tp x pp x cp x dp of the pinned layout"), None
+    cache: dict[int, PlanResult] = {}
+
+    def plan(n: int) -> PlanResult:
+        if n not in cache:
+            cache[n] = search(arch, setup, hw, n, pins, top_k=1)
+        return cache[n]
+
+    def best_tps(n: int) -> float:
+        best = plan(n).best
+        return best.tokens_per_s if best else 0.0
+
+    caps = [c for c in (w.compute.max_gpus, hall_capacity(w, hw, catalog, trace)) if c is not None]
+    cap = min(caps) if caps else MAX_SEARCH_GPUS
+    deadline = w.target.time_to_train
+    if deadline is not None:
+        flops = training_flops_per_token(arch, run.seq_len) * run.tokens
+        peak = hw.peak_flops_bf16 if run.precision in ("bf16", "fp16") else (hw.peak_flops_fp8 or hw.peak_flops_bf16)
+        floor = min_gpus_for_flops(flops, deadline, peak)
+
+        def needed(limit: int) -> int | None:
+            return gpus_for_deadline(run.tokens, deadline, best_tps, node_gpus=hw.gpus_per_node,
+                                     start_gpus=min(floor, limit), max_gpus=limit).gpus
+
+        found = needed(cap)
+        if found is not None:
+            return trace.derived("compute.gpus", found,
+                                 "fewest GPUs whose best layout meets target.time_to_train"), None
+        uncapped = needed(MAX_SEARCH_GPUS) if cap < MAX_SEARCH_GPUS else None
+        largest = _largest_plannable(cap, hw, plan)
+        if largest is not None:
+            why = "deadline unreachable within the GPU cap: the largest count that has a layout"
+            return trace.derived("compute.gpus", largest, why), uncapped
+        raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap))
+    if caps:
+        largest = _largest_plannable(cap, hw, plan)
+        if largest is None:
+            raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap))
+        return trace.derived("compute.gpus", largest, "the most GPUs the cap or hall allows that have a layout"), None
+    n = hw.gpus_per_node
+    while n <= cap:
+        if plan(n).best is not None:
+            return trace.derived("compute.gpus", n, "fewest whole nodes with a layout that fits in memory"), None
+        n *= 2
+    detail = plan(n // 2).infeasible
+    raise Infeasible("memory", f"no layout fits on up to {cap:,} {hw.accelerator_id} GPUs"
+                     + (f": {detail[1]}" if detail else ""))
+
+
+def _cap_shortfall(arch: ModelArch, setup: TrainingSetup, hw: Hardware, cap: int) -> str:
+    """Why nothing fits under the cap: the model state against the HBM of the capped GPUs when that
+    binds, else the activations and runtime on top of it."""
+    bound = fewest_gpus_to_hold(arch, setup, hw)
+    if bound.gpus is None or bound.gpus > cap:
+        return bound.shortfall(cap)
+    return (f"no layout of the model fits on {cap:,} or fewer {hw.accelerator_id} GPUs: the state fits "
+            f"({bound.gpus} GPUs hold it) but not with activations and runtime memory")
+
+
+def _largest_plannable(cap: int, hw: Hardware, plan: Callable[[int], PlanResult]) -> int | None:
+    """The largest count on the GPU ladder at or below the cap whose planner search finds a layout."""
+    for n in reversed(gpu_ladder(hw.gpus_per_node, hw.gpus_per_node, cap)):
+        if plan(n).best is not None:
+            return n
+    return None
