@@ -9,7 +9,8 @@ DGX Cloud v25.03, torchtitan (A100), IBM fms-fsdp; A100-80GB and H100-SXM, BF16 
 Result (step time, |predicted / published - 1|), refitted 2026-11-30 after "op_selective"
 (torchtitan per-op checkpointing, which recomputes every second matmul) was told apart from
 Megatron's attention-core "selective":
-    in sample:              MAPE 5.07%, max 37.6% (Megatron-Core GPT 32B)
+    in sample:              MAPE 5.07%, max 37.6% (Megatron-Core GPT 32B); 5.08% once the slowest
+                            pipeline stage was charged ceil(L/pp) layers (uneven stages), not refitted
     leave-one-group-out:    MAPE 6.13% (each source family predicted by constants fitted on the
                             others; per group: dgxc 3.4, torchtitan 3.7, korthikanti2022 3.9,
                             narayanan2021 4.2, nemo2502 5.3, nemo_longseq 5.6, llama3 5.7, nemo2407
