@@ -10,8 +10,6 @@ import typer
 
 from ..compile import compile_workload
 from ..intake.load import load_workload
-from ..report.markdown import render_markdown
-from ..report.terminal import render
 from .common import out, user_errors
 
 
@@ -26,8 +24,10 @@ def compile_command(
     if as_json:
         print(json.dumps(spec.model_dump(mode="json"), indent=2, sort_keys=False))
     elif as_md:
+        from ..report.markdown import render_markdown  # the renderers load only when asked for
         print(render_markdown(spec))
     else:
+        from ..report.terminal import render
         render(spec, out)
     if not spec.feasible:
         raise typer.Exit(3)
