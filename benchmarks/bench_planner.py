@@ -30,14 +30,16 @@ from typing import Any
 
 import numpy as np
 
+from workload_compiler.arch.model import ModelArch
 from workload_compiler.arch.presets import preset_arch
 from workload_compiler.catalog.loader import load_catalog
-from workload_compiler.perf.layout import Layout, TrainingSetup
+from workload_compiler.perf.layout import Hardware, Layout, TrainingSetup
 from workload_compiler.perf.memory import training_memory_bytes
 from workload_compiler.perf.step_time import training_step
 from workload_compiler.planner import build_space, search
 from workload_compiler.planner.grid import layout_of, rules
 
+# The goal of issue 2 ("Training core"), Done-when: ">= 300x" llm-analysis 0.2.2 configurations per second.
 GOAL_RATIO = 300.0
 MODEL_CHUNK = 1 << 16   # layouts per array call (cache-sized; see planner/search.py DEFAULT_CHUNK)
 SETUP = TrainingSetup(seq_len=2048, global_batch_size=1536, precision="bf16")
@@ -79,10 +81,8 @@ def llm_analysis_rates(repeat: int, python: str | None) -> tuple[list[float], fl
     return list(data["rates"]), float(data["step_s"])
 
 
-def valid_layouts(target: int) -> tuple[Layout, int]:
+def valid_layouts(arch: ModelArch, hw: Hardware, target: int) -> tuple[Layout, int]:
     """The structurally valid layouts of the case's space, tiled to about `target` layouts."""
-    arch = preset_arch("gpt3-175b")
-    hw = load_catalog().hardware("a100-sxm-80gb")
     space = build_space(arch, SETUP, hw, 1024)
     values = space.decode(np.arange(space.size, dtype=np.int64))
     for _, ok_fn in rules(arch, SETUP, hw, space):
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
     evaluated = result.evaluated
     search_rates = [evaluated / s for s in secs]
 
-    grid, n_valid = valid_layouts(1 << 20)
+    grid, n_valid = valid_layouts(arch, hw, 1 << 20)
     model_rates = []
     n_grid = grid.shape[0]
     chunks = [grid.take(slice(i, i + MODEL_CHUNK)) for i in range(0, n_grid, MODEL_CHUNK)]

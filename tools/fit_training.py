@@ -21,7 +21,7 @@ import numpy as np
 from scipy.optimize import least_squares  # type: ignore[import-untyped]
 
 from workload_compiler.perf.fitted import FITTED, TrainingConstants
-from workload_compiler.validation.report import Row, mape, summarize
+from workload_compiler.validation.report import Row, mape, max_abs_error, summarize
 from workload_compiler.validation.suites import find_calibration_dir, training_row
 from workload_compiler.validation.training_records import TrainingCase, load_records, training_cases
 
@@ -34,9 +34,6 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "tp_exposed": (0.0, 1.0),
     "overlap_contention": (0.0, 1.0),
 }
-
-
-LOSS, F_SCALE = "linear", 1.0
 
 
 def constants_of(theta: np.ndarray, names: list[str], base: TrainingConstants) -> TrainingConstants:
@@ -54,8 +51,7 @@ def fit(cases: list[TrainingCase], names: list[str], base: TrainingConstants) ->
     lo = np.array([BOUNDS[n][0] for n in names])
     hi = np.array([BOUNDS[n][1] for n in names])
     x0 = np.clip(x0, lo + 1e-9, hi - 1e-9)
-    res = least_squares(residuals, x0, bounds=(lo, hi), args=(names, cases, base), x_scale="jac",
-                        loss=LOSS, f_scale=F_SCALE)
+    res = least_squares(residuals, x0, bounds=(lo, hi), args=(names, cases, base), x_scale="jac")
     return constants_of(res.x, names, base)
 
 
@@ -78,7 +74,7 @@ def leave_one_group_out(cases: list[TrainingCase], names: list[str], base: Train
         k = fit(train, names, base)
         rows = [training_row(c, k) for c in cases if c.group == g]
         held += rows
-        print(f"  hold out {g:16s} MAPE {mape(rows):6.1f}%  max {max(abs(r.error) for r in rows) * 100:6.1f}%"
+        print(f"  hold out {g:16s} MAPE {mape(rows):6.1f}%  max {max_abs_error(rows):6.1f}%"
               f"  ({len(rows)} records)  fit on the rest: "
               + ", ".join(f"{n}={getattr(k, n):.4g}" for n in names))
     return held
@@ -101,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_logo:
         print("\nLeave-one-group-out (each group predicted by constants fitted without it):")
         held = leave_one_group_out(cases, names, FITTED)
-        print(f"  LOGO overall MAPE {mape(held):.2f}%  max {max(abs(r.error) for r in held) * 100:.1f}%")
+        print(f"  LOGO overall MAPE {mape(held):.2f}%  max {max_abs_error(held):.1f}%")
     return 0
 
 

@@ -6,6 +6,8 @@ from pydantic import BaseModel
 
 from .catalog.loader import Catalog, load_catalog
 from .errors import InputError
+from .intake.hpc import HpcWorkload
+from .intake.inference import InferenceWorkload
 from .intake.training import TrainingWorkload
 from .spine.result import SystemSpec
 from .spine.serving import compile_hpc_spec, compile_inference_spec
@@ -17,9 +19,8 @@ def compile_workload(workload: BaseModel, catalog: Catalog | None = None) -> Sys
     cat = catalog or load_catalog()
     if isinstance(workload, TrainingWorkload):
         return compile_training(workload, cat)
-    kind = getattr(workload, "kind", None)
-    if kind == "inference":
+    if isinstance(workload, InferenceWorkload):
         return compile_inference_spec(workload, cat)
-    if kind == "hpc":
+    if isinstance(workload, HpcWorkload):
         return compile_hpc_spec(workload, cat)
-    raise InputError("kind", kind, "one of: training, inference, hpc")
+    raise InputError("kind", getattr(workload, "kind", None), "one of: training, inference, hpc")

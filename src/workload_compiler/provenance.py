@@ -61,9 +61,3 @@ class Trace:
     def measured(self, path: str, value: Any, machine: str) -> Any:
         self.provenance[path] = Provenance(source=Source.MEASURED, machine=machine)
         return value
-
-    def merge(self, other: Trace, prefix: str = "") -> None:
-        for path, prov in other.provenance.items():
-            self.provenance[prefix + path] = prov
-        for a in other.assumptions:
-            self.assumptions.append(Assumption(field=prefix + a.field, value=a.value, why=a.why))

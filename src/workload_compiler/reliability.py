@@ -19,8 +19,9 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
+from .catalog.loader import package_yaml
 from .errors import InputError
-from .fabric._base import Traced, assume, package_yaml, require_int, require_positive
+from .fabric._base import Traced, assume, require_int, require_positive
 
 DAY_S = 86400.0
 INTERVAL_RULES = ("daly", "young")

@@ -21,11 +21,10 @@ _COUNT_SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "b": 1e9, "B":
 _BYTE_UNIT = {"b": 1.0, "": 1.0, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12, "pb": 1e15,
               "kib": 2.0**10, "mib": 2.0**20, "gib": 2.0**30, "tib": 2.0**40, "pib": 2.0**50}
 _POWER_UNIT = {"w": 1.0, "": 1.0, "kw": 1e3, "mw": 1e6, "gw": 1e9}
-_TIME_UNIT = {"": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "min": 60.0,
+_TIME_UNIT = {"": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "ps": 1e-12,
+              "fs": 1e-15, "min": 60.0,
               "m": 60.0, "h": 3600.0, "hr": 3600.0, "d": 86400.0, "day": 86400.0, "days": 86400.0,
               "w": 7 * 86400.0, "wk": 7 * 86400.0, "weeks": 7 * 86400.0, "y": 365 * 86400.0}
-_BITRATE_UNIT = {"bps": 1.0, "b/s": 1.0, "kb/s": 1e3, "mb/s": 1e6, "gb/s": 1e9, "tb/s": 1e12,
-                 "gbps": 1e9, "tbps": 1e12}
 
 
 def _split(text: str, field: str, what: str) -> tuple[float, str]:
@@ -93,20 +92,28 @@ def parse_rate(value: Any, field: str = "value") -> float:
     return parse_count(number.strip(), field) / seconds
 
 
-def parse_bitrate(value: Any, field: str = "value") -> float:
-    """'400Gb/s' -> 4e11 bit/s; a bare number is bit/s."""
-    return _parse_with(value, field, _BITRATE_UNIT, "a bit rate such as 400Gb/s")
+def parse_byte_rate(value: Any, field: str = "value") -> float:
+    """'250GB/s' -> 2.5e11 bytes/s, '2 GiB/s', '9TB/h'; a bare number is bytes/s."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return parse_bytes(value, field)
+    text = str(value).strip()
+    if "/" not in text:
+        return parse_bytes(text, field)
+    size, per = text.split("/", 1)
+    return parse_bytes(size, field) / parse_duration("1" + per.strip(), field)
 
 
-def _validator(parser: Any) -> BeforeValidator:
+def validated_by(parser: Any) -> BeforeValidator:
+    """A pydantic validator that parses a quantity at the boundary and lets None through."""
     return BeforeValidator(lambda v: v if v is None else parser(v))
 
 
-Count = Annotated[float, _validator(parse_count)]
-Bytes = Annotated[float, _validator(parse_bytes)]
-Watts = Annotated[float, _validator(parse_power)]
-Seconds = Annotated[float, _validator(parse_duration)]
-PerSecond = Annotated[float, _validator(parse_rate)]
+Count = Annotated[float, validated_by(parse_count)]
+Bytes = Annotated[float, validated_by(parse_bytes)]
+Watts = Annotated[float, validated_by(parse_power)]
+Seconds = Annotated[float, validated_by(parse_duration)]
+PerSecond = Annotated[float, validated_by(parse_rate)]
+BytesPerSecond = Annotated[float, validated_by(parse_byte_rate)]
 
 
 def _scaled(value: float, steps: list[tuple[float, str]], digits: int) -> str:

@@ -8,6 +8,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from workload_compiler.arch.presets import list_presets, preset_source
 from workload_compiler.catalog.loader import load_catalog
 from workload_compiler.cli import catalog_cmd
 
@@ -69,3 +70,13 @@ def test_bad_kind_is_a_usage_error(app: typer.Typer) -> None:
     code, text = _run(app, "gpus")
     assert code == 2
     assert "accelerators" in text
+
+
+def test_models_json_lists_every_preset_with_its_source(app: typer.Typer) -> None:
+    """`catalog models --json`: one row per preset file (catalog/data/models/), each citing a source."""
+    code, text = _run(app, "models", "--json")
+    assert code == 0
+    doc = json.loads(text)
+    assert [m["id"] for m in doc["models"]] == list_presets()
+    assert all(m["source"] == preset_source(m["id"]) and m["source"] for m in doc["models"])
+    assert set(doc) == {"schema_version", "models"}

@@ -44,7 +44,9 @@ def test_json_has_groups_skipped_and_overall(app: typer.Typer, calibration: Path
     code, text = _run(app, "--json", "--calibration", str(calibration))
     assert code == 0
     doc = json.loads(text)
-    assert {"groups", "skipped", "overall_mape"} <= set(doc)
+    assert {"groups", "skipped", "overall_mape", "overall_max_abs_error"} <= set(doc)
+    assert doc["overall_max_abs_error"] == max(g["max_abs_error"] for g in doc["groups"].values())
+    assert doc["overall_max_abs_error"] >= doc["overall_mape"] > 0
     assert {"dgxc", "narayanan2021", "korthikanti2022", "mbridge"} <= set(doc["groups"])
     g = doc["groups"]["dgxc"]
     assert g["max_abs_error"] >= g["mape"] > 0

@@ -33,8 +33,10 @@ def near(value: float, published: str, scale: float = 1e9) -> bool:
 def test_all_required_presets_exist_and_cite_a_source() -> None:
     assert set(list_presets()) >= REQUIRED_IDS
     for pid in list_presets():
-        assert isinstance(preset_arch(pid), ModelArch)
+        arch = preset_arch(pid)
+        assert isinstance(arch, ModelArch)
         assert len(preset_source(pid)) > 10, pid
+        assert arch.source == preset_source(pid), pid   # the resolved arch carries its citation
 
 
 def test_unknown_preset_names_the_field_and_lists_the_ids() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from workload_compiler.catalog.loader import DATA_DIR, Catalog, load_catalog
+from workload_compiler.catalog.loader import DATA_DIR, Catalog, load_catalog, package_yaml
 from workload_compiler.catalog.schema import Accelerator, Nic, PeakFlops, Switch, System
 from workload_compiler.errors import InputError
 
@@ -220,3 +220,25 @@ def test_package_yaml_loads_fast() -> None:
     start = time.perf_counter()
     load_catalog(DATA_DIR.parent / "data")  # uncached path: parse + validate everything
     assert time.perf_counter() - start < 0.5
+
+
+def test_package_data_is_parsed_once_through_one_reader() -> None:
+    """Compile start-up: every non-hardware data file (fabric, storage, reliability, facility,
+    software, model presets) goes through `package_yaml`, which parses each file once per process."""
+    from workload_compiler.arch import presets
+    from workload_compiler.facility import data as facility
+    from workload_compiler.software import data as software
+
+    first = package_yaml("reliability.yaml")
+    assert package_yaml("reliability.yaml") is first
+    for cached in (facility.facility_data, software.software_data, presets._presets):
+        cached.cache_clear()
+    package_yaml.cache_clear()
+    facility.facility_data()
+    software.software_data()
+    presets.list_presets()
+    models = list((DATA_DIR / "models").glob("*.yaml"))
+    assert len(models) == len(presets.list_presets()) >= 19
+    # facility_power + facility_cooling + software_stacks + one file per preset
+    assert package_yaml.cache_info().currsize == 3 + len(models)
+    assert package_yaml.cache_info().hits == 0   # each file read exactly once

@@ -16,10 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workload_compiler.catalog.loader import load_catalog
+from workload_compiler.catalog.loader import load_catalog, package_yaml
 from workload_compiler.errors import Infeasible, InputError
 from workload_compiler.fabric import ScaleOutFabric, size_scale_out
-from workload_compiler.fabric._base import package_yaml
 
 QM9700: dict[str, Any] = {"switch_radix": 64, "switch_port_bits_per_s": 400e9}
 DGX: dict[str, Any] = {"gpus_per_node": 8, "nics_per_node": 8, "nic_bits_per_s": 400e9}

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from workload_compiler.catalog.loader import package_yaml
 from workload_compiler.errors import InputError
 from workload_compiler.fabric import default_network_rules, size_networks
-from workload_compiler.fabric._base import package_yaml
 
 
 def test_four_su_bom() -> None:

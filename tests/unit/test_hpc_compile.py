@@ -9,9 +9,10 @@ from pydantic import ValidationError
 from workload_compiler.catalog.loader import load_catalog
 from workload_compiler.errors import InputError
 from workload_compiler.hpc.compile import compile_hpc
-from workload_compiler.intake.hpc import parse_sim_time, parse_size
+from workload_compiler.intake.hpc import parse_size
 from workload_compiler.intake.load import load_workload, parse_workload
 from workload_compiler.provenance import Source, Trace
+from workload_compiler.units import parse_duration as parse_sim_time
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("hpc-*.yaml"))
 CAT = load_catalog()
@@ -36,7 +37,7 @@ def test_one_example_per_class_compiles_with_the_required_keys() -> None:
         assert h["time_per_step_s"] > 0 and h["time_to_solution_s"] > 0
         assert h["bound"] in ("compute", "memory", "network", "io")
         assert r["compute"]["gpus"] >= 1
-        assert r["compute"]["cpu_cores_per_gpu"] > 0 and "host_memory_per_gpu_bytes" in r["compute"]
+        assert r["compute"]["cpu_cores_per_gpu"] > 0 and r["compute"]["host_memory_per_gpu_bytes"] > 0
         assert r["storage"]["scratch_capacity_bytes"] >= 0
         assert h["scaling"]["strong"] and h["scaling"]["weak"]
         assert trace.provenance["hpc.time_per_step_s"].formula

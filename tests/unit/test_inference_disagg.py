@@ -28,11 +28,12 @@ from workload_compiler.inference.disagg import (
 )
 from workload_compiler.inference.disagg_search import disaggregated
 from workload_compiler.inference.engines import engine
+from workload_compiler.inference.fitted import SLOT_CEILING
 from workload_compiler.inference.layout import ServingLayout
 from workload_compiler.inference.model import served_model
 from workload_compiler.inference.online import Traffic
 from workload_compiler.inference.queueing import md1_wait_quantile
-from workload_compiler.inference.search import Requirement
+from workload_compiler.inference.search import Requirement, _front
 from workload_compiler.intake.inference import InferenceWorkload
 from workload_compiler.intake.load import parse_workload
 from workload_compiler.provenance import Trace
@@ -48,11 +49,12 @@ CHAT = {"weights": "fp8", "kv_cache_dtype": "fp8", "input_tokens": 2048, "output
         "request_rate": "1/s", "ttft": {"p99": "1s"}, "tpot": {"p99": "50ms"}, "availability": "none"}
 
 
-def _run(serving: dict[str, Any], compute: dict[str, Any] | None = None) -> dict[str, Any]:
+def _run(serving: dict[str, Any], compute: dict[str, Any] | None = None,
+         trace: Trace | None = None) -> dict[str, Any]:
     w = parse_workload({"kind": "inference", "model": {"preset": "llama3.3-70b"}, "serving": serving,
                         "compute": compute or {"accelerator": "h200-sxm"}})
     assert isinstance(w, InferenceWorkload)
-    return compile_inference(w, CAT, Trace())
+    return compile_inference(w, CAT, trace or Trace())
 
 
 def _lay(tp: int, pp: int = 1, shape: tuple[int, ...] = (1, 1)) -> ServingLayout:
@@ -175,3 +177,37 @@ def test_max_prefill_utilization_is_the_largest_load_within_the_budget(s: float,
     assert float(md1_wait_quantile(rho / s, s, q)) <= budget + 1e-9
     if rho < 0.97 - 1e-6:   # a little more load breaks the budget
         assert float(md1_wait_quantile((rho + 1e-4) / s, s, q)) > budget
+
+
+def test_without_a_ttft_target_both_pools_record_the_one_slot_ceiling() -> None:
+    """No TTFT target: the decode slots and the prefill replicas are capped at the same
+    SLOT_CEILING (inference/fitted.py), and the trace says so with that value."""
+    trace = Trace()
+    no_ttft = {k: v for k, v in LONG.items() if k != "ttft"}
+    out = _run({**no_ttft, "mode": "disaggregated"}, trace=trace)
+    assert out["feasible"] and out["inference"]["mode"] == "disaggregated"
+    assumed = {a.field: a.value for a in trace.assumptions}
+    assert assumed["serving.slot_utilization_ceiling"] == SLOT_CEILING
+    assert assumed["serving.prefill_utilization_ceiling"] == SLOT_CEILING
+    assert out["inference"]["prefill_utilization"] <= SLOT_CEILING + 1e-9
+
+
+def test_gpu_cap_is_the_tighter_of_the_pin_and_the_cap() -> None:
+    assert _req(max_gpus=16, gpus=8).gpu_cap == 8
+    assert _req(max_gpus=4, gpus=8).gpu_cap == 4
+    assert _req().gpu_cap >= 10**9
+
+
+@settings(max_examples=30, deadline=None)
+@given(pts=st.lists(st.tuples(st.integers(1, 12), st.integers(1, 12)), min_size=1, max_size=25))
+def test_front_keeps_exactly_the_non_dominated_points(pts: list[tuple[int, int]]) -> None:
+    """search._front (both modes' Pareto front, via disagg_search.non_dominated): no kept point is
+    dominated, every non-dominated (tokens/s per GPU, per user) pair is kept once, sorted."""
+    points = [{"tokens_per_s_per_gpu": float(g), "tokens_per_s_per_user": float(u)} for g, u in pts]
+
+    def dominated(g: float, u: float) -> bool:
+        return any(h >= g and v >= u and (h > g or v > u) for h, v in pts)
+    front = [(p["tokens_per_s_per_gpu"], p["tokens_per_s_per_user"]) for p in _front(points)]
+    assert all(not dominated(g, u) for g, u in front)
+    assert sorted(front) == sorted({(float(g), float(u)) for g, u in pts if not dominated(g, u)})
+    assert [u for _, u in front] == sorted((u for _, u in front), reverse=True)

@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from workload_compiler.arch.kv_cache import kv_bytes_per_sequence
 from workload_compiler.arch.presets import preset_arch
-from workload_compiler.inference.engines import engine
+from workload_compiler.inference.engines import engine, engine_ids
 from workload_compiler.inference.layout import ServingLayout
 from workload_compiler.inference.memory import (
     GIB,
@@ -24,7 +25,7 @@ from workload_compiler.inference.memory import (
     visible_memory_bytes,
     weight_bytes_per_gpu,
 )
-from workload_compiler.inference.model import served_model
+from workload_compiler.inference.model import KV_DTYPE_BYTES, served_model
 
 CALIBRATION = Path("/work/shared/calibration")
 
@@ -130,3 +131,25 @@ def test_sliding_window_caps_gpt_oss_kv_growth() -> None:
     m = served_model(preset_arch("gpt-oss-120b"), "mxfp4", "bf16")
     per_seq = float(m.kv_bytes_per_sequence(65536))
     assert per_seq == pytest.approx(36864 * 65536 + 36864 * 128, rel=1e-9)
+
+
+@settings(max_examples=20, deadline=None)
+@given(preset=st.sampled_from(_PRESETS), tokens=st.integers(1, 200_000), kv=st.sampled_from(["bf16", "fp8"]))
+def test_vectorized_kv_per_sequence_is_arch_kv_cache(preset: str, tokens: int, kv: str) -> None:
+    """ServedModel.kv_bytes_per_sequence (NumPy) equals arch/kv_cache.kv_bytes_per_sequence, the
+    scalar formula, sliding windows (gpt-oss) and MLA (deepseek-r1) included."""
+    arch = preset_arch(preset)
+    m = served_model(arch, "bf16", kv)
+    vec = m.kv_bytes_per_sequence(np.array([tokens, 2 * tokens], dtype=np.float64))
+    assert vec[0] == kv_bytes_per_sequence(arch, tokens, KV_DTYPE_BYTES[kv])
+    assert vec[1] == kv_bytes_per_sequence(arch, 2 * tokens, KV_DTYPE_BYTES[kv])
+
+
+@pytest.mark.parametrize("engine_id", engine_ids())
+def test_every_serving_engine_entry_has_a_source_and_sane_limits(engine_id: str) -> None:
+    """catalog/data/serving_engines.yaml: every default names where it comes from."""
+    e = engine(engine_id)
+    assert len(e.source.strip()) > 40
+    assert 0.5 < e.memory_fraction <= 1.0 and e.memory_fraction_of in ("total", "free")
+    assert e.max_num_tokens >= e.block_size_tokens >= 1 and e.max_batch_size >= 1
+    assert 0 < e.runtime_reserve_bytes < 8 * GIB

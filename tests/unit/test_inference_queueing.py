@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from workload_compiler.inference.queueing import (
     md1_wait,
     md1_wait_quantile,
     mdc_wait_quantile,
+    z_score,
 )
 
 
@@ -55,5 +57,12 @@ def test_waits_grow_with_load_and_vanish_with_many_slots() -> None:
 
 
 def test_busy_slots_tail_is_capped_by_the_slots() -> None:
-    assert float(busy_quantile(100.0, 1000.0, 0.99)) == pytest.approx(100 + 2.3263 * 10, rel=1e-4)
+    z99 = NormalDist().inv_cdf(0.99)   # 2.3263..., independent of queueing.z_score's table
+    assert float(busy_quantile(100.0, 1000.0, 0.99)) == pytest.approx(100 + z99 * 10, rel=1e-4)
     assert float(busy_quantile(100.0, 105.0, 0.99)) == 105.0
+
+
+@pytest.mark.parametrize("q", [0.5, 0.9, 0.95, 0.99, 0.999])
+def test_z_score_table_is_the_normal_quantile(q: float) -> None:
+    """The tabulated upper quantiles agree with the standard normal's inverse CDF (4 decimals)."""
+    assert z_score(q) == pytest.approx(NormalDist().inv_cdf(q), abs=1e-4)

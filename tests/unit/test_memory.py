@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from workload_compiler.arch.counts import param_counts
 from workload_compiler.arch.model import ModelArch
 from workload_compiler.errors import InputError
+from workload_compiler.perf.activations import LAYOUT_POLICIES, layer_activations, layer_bytes
 from workload_compiler.perf.layout import Layout, TrainingSetup
 from workload_compiler.perf.memory import (
     MEMORY_TERMS,
@@ -163,6 +164,22 @@ def test_full_recompute_keeps_layer_inputs() -> None:
     for tp, sp in ((1, False), (8, False), (8, True)):
         r = training_memory_detail(LLAMA70, SETUP, lay(tp=tp, sp=sp, mbs=b, recompute=2))
         assert one(r, "activations_stored_first") == pytest.approx(L * 2 * s * b * h / (tp if sp else 1))
+
+
+@pytest.mark.parametrize("recompute", [0, 1, 2, 3])
+def test_grid_activations_follow_the_per_layer_formula(recompute: int) -> None:
+    """perf/memory.py evaluates the ActivationCoefficients formula on grids by its own code; on one
+    stage (pp = 1: one micro-batch in flight) it must give L x activations.layer_bytes per layer
+    stored, and layer_bytes of (recomputed + gradients) as the backward working set."""
+    s, b, L = SETUP.seq_len, 2, LLAMA70.layers
+    la = layer_activations(LLAMA70, moe_layer=False)
+    policy = LAYOUT_POLICIES[recompute]
+    for tp, sp in ((1, False), (8, False), (8, True)):
+        r = training_memory_detail(LLAMA70, SETUP, lay(tp=tp, sp=sp, mbs=b, recompute=recompute))
+        stored = layer_bytes(la.stored[policy], tokens=s * b, ctx=s, tp=tp, sp=sp)
+        work = layer_bytes(la.recomputed[policy] + la.gradients, tokens=s * b, ctx=s, tp=tp, sp=sp)
+        assert one(r, "activations_stored_first") == pytest.approx(L * stored, rel=1e-12)
+        assert one(r, "activations_working_set") == pytest.approx(work, rel=1e-12)
 
 
 def test_context_parallel_divides_the_sequence() -> None:

@@ -30,7 +30,7 @@ def _ok(a: ModelArch, s: TrainingSetup, hw: Hardware, tp: int, pp: int, dp: int,
     sp = tp > 1 and sp_pin is not False
     if tp > hw.scale_up_domain_gpus or a.attention_heads % tp or a.kv_heads % tp or a.ffn_hidden_size % tp:
         return False
-    if a.layers % (pp * vp) or (vp > 1 and pp == 1):
+    if pp > a.layers or (vp > 1 and (pp == 1 or a.layers % (pp * vp))):
         return False
     if cp > 1 and s.seq_len % (2 * cp):
         return False
@@ -165,3 +165,15 @@ def test_chunking_does_not_change_the_answer(chunk: int) -> None:
     r = search(arch, setup, hardware(), 8, top_k=7, memory_fn=memory, step_fn=step, chunk_size=chunk)
     assert [x.to_dict() for x in r.layouts] == [x.to_dict() for x in base.layouts]
     assert r.rejected == base.rejected and r.feasible == base.feasible
+
+
+def test_uneven_pipeline_stages_are_searched_without_interleaving() -> None:
+    """A prime layer count (DeepSeek-V3 has 61) still gets pipeline parallelism: uneven stages
+    (Megatron --decoder-first/last-pipeline-num-layers), but interleaving needs equal chunks."""
+    arch = small_arch(layers=7, heads=8)
+    setup = TrainingSetup(seq_len=128, global_batch_size=64, precision="bf16")
+    r = search(arch, setup, hardware(), 16, ParallelismIntake(pp=4, tp=1, cp=1), top_k=50,
+               memory_fn=memory, step_fn=step)
+    assert r.layouts and all(layout.pp == 4 for layout in r.layouts)
+    assert all(layout.vp == 1 for layout in r.layouts)
+    assert "pp x vp does not divide layers (interleaving)" in r.rejected

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from workload_compiler.catalog.loader import package_yaml
 from workload_compiler.errors import InputError
 from workload_compiler.reliability import (
     daly_interval_s,
@@ -21,6 +22,9 @@ from workload_compiler.reliability import (
 from workload_compiler.storage import checkpoint_state, checkpoint_write
 
 HOUR = 3600.0
+_STORAGE = package_yaml("storage_tiers.yaml")["defaults"]
+HOST_PATH = {k: _STORAGE[k]["value"] for k in ("host_path_bytes_per_s_per_node",
+                                                "device_to_host_bytes_per_s_per_gpu")}
 
 
 def test_llama3_rate_and_mtbf() -> None:
@@ -49,7 +53,7 @@ def test_llama3_405b_goodput_in_the_published_band() -> None:
     anywhere (ByteRobust, 9,600 GPUs), so a higher figure would be implausible."""
     ckpt = checkpoint_state(params=405e9, tp=8, pp=16, dp=128).checkpoint_bytes
     write = checkpoint_write(checkpoint_bytes=ckpt, gpus=16_384, writer_nodes=2_048,
-                             aggregate_write_bytes_per_s=2e12, node_write_bytes_per_s=2e9)
+                             aggregate_write_bytes_per_s=2e12, node_write_bytes_per_s=2e9, **HOST_PATH)
     r = plan_reliability(gpus=16_384, nodes=2_048, checkpoint_stall_s=write.stall_s)
     assert {a.field for a in r.assumptions} == {"reliability.failure_rate", "reliability.restart_s"}
     assert 0.90 < r.goodput < 0.97

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from workload_compiler.catalog.loader import package_yaml
 from workload_compiler.errors import InputError
-from workload_compiler.fabric._base import package_yaml
 from workload_compiler.storage import (
     TIER_ORDER,
     bytes_per_token,
@@ -23,6 +23,10 @@ from workload_compiler.storage import (
 )
 
 TIERS = package_yaml("storage_tiers.yaml")["tiers"]
+_DEFAULTS = package_yaml("storage_tiers.yaml")["defaults"]
+D2H = _DEFAULTS["device_to_host_bytes_per_s_per_gpu"]["value"]     # PCIe Gen5 x16, ~80% achievable
+HOST_PATH = {"host_path_bytes_per_s_per_node": _DEFAULTS["host_path_bytes_per_s_per_node"]["value"],
+             "device_to_host_bytes_per_s_per_gpu": D2H}
 
 
 @pytest.mark.parametrize("tier", TIER_ORDER)
@@ -102,16 +106,20 @@ def test_expert_shards() -> None:
     assert s.shard_bytes_per_gpu == pytest.approx((1e9 + 1e9) * 14)
     with pytest.raises(InputError):
         checkpoint_state(params=1e9, expert_params=2e9)
+    # Megatron-Core MoE parallel folding: ep x etp must divide tp x cp x dp (the fabric's rule too)
+    with pytest.raises(InputError) as err:
+        checkpoint_state(params=9e9, expert_params=8e9, tp=1, dp=6, ep=4)
+    assert err.value.field == "compute.parallelism.ep" and "(6)" in err.value.allowed
 
 
 def test_write_time_takes_the_tightest_limit() -> None:
     """write_s = bytes / min(aggregate, writers x per-node); Llama 3's Tectonic sustains 2 TB/s
     (arXiv 2407.21783 §3.3.1) -> a 5.67 TB checkpoint in 2.8 s."""
     w = checkpoint_write(checkpoint_bytes=5.67e12, gpus=16_384, writer_nodes=2048,
-                         aggregate_write_bytes_per_s=2e12, node_write_bytes_per_s=2e9)
+                         aggregate_write_bytes_per_s=2e12, node_write_bytes_per_s=2e9, **HOST_PATH)
     assert w.write_s == pytest.approx(2.835) and w.binding == "storage aggregate write"
     few = checkpoint_write(checkpoint_bytes=5.67e12, gpus=64, writer_nodes=8,
-                           aggregate_write_bytes_per_s=2e12, node_write_bytes_per_s=2e9)
+                           aggregate_write_bytes_per_s=2e12, node_write_bytes_per_s=2e9, **HOST_PATH)
     assert few.write_s == pytest.approx(5.67e12 / 16e9) and few.binding == "per-node storage write"
 
 
@@ -119,9 +127,9 @@ def test_async_stall_and_gds() -> None:
     """Two-phase checkpoint: the stall is each GPU's share over PCIe; GDS lifts the host-path cap."""
     kw: dict[str, Any] = {"checkpoint_bytes": 1e12, "gpus": 64, "writer_nodes": 8,
                           "aggregate_write_bytes_per_s": 1e13, "node_write_bytes_per_s": 1e12,
-                          "node_network_bytes_per_s": 100e9}
+                          "node_network_bytes_per_s": 100e9, **HOST_PATH}
     a = checkpoint_write(mode="async", **kw)
-    assert a.stall_s == pytest.approx(1e12 / 64 / 50e9) and a.persist_s == a.write_s > a.stall_s
+    assert a.stall_s == pytest.approx(1e12 / 64 / D2H) and a.persist_s == a.write_s > a.stall_s
     assert checkpoint_write(**kw).binding == "host-memory bounce path (no GDS)"
     g = checkpoint_write(gds=True, **kw)
     assert g.binding == "per-node storage network" and g.write_s < checkpoint_write(**kw).write_s

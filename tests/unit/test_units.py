@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from workload_compiler.errors import InputError
 from workload_compiler.units import (
     format_bytes,
+    parse_byte_rate,
     parse_bytes,
     parse_count,
     parse_duration,
@@ -40,6 +41,9 @@ def test_power_duration_rate() -> None:
     assert parse_duration("50ms") == pytest.approx(0.05)
     assert parse_rate("20/s") == 20
     assert parse_rate("1200/min") == 20
+    assert parse_byte_rate("250GB/s") == 250e9
+    assert parse_byte_rate("2 GiB/s") == 2 * 2**30
+    assert parse_byte_rate("36TB/h") == pytest.approx(1e10)
 
 
 def test_seed_003_weight_memory_units() -> None:

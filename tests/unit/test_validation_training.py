@@ -20,8 +20,9 @@ from workload_compiler.validation.report import summarize
 from workload_compiler.validation.suites import find_calibration_dir, training_rows
 from workload_compiler.validation.training_records import Skipped, TrainingCase, load_records, training_cases
 
-# Reached by tools/fit_training.py on 2026 calibration data (see perf/fitted.py); a regression
-# that pushes the error past these (+ a small margin) fails here.
+# Reached by tools/fit_training.py on 2026 calibration data (see perf/fitted.py: 5.07% in the fit,
+# 5.08% once uneven pipeline stages were charged); a regression that pushes the error past these
+# (+ a small margin) fails here.
 Mapped = tuple[dict[str, TrainingCase], dict[str, Skipped]]
 OVERALL_MAPE_LIMIT_PCT = 5.07 + 0.5
 GROUP_MAPE_LIMIT_PCT = 12.0 + 1.0

@@ -71,9 +71,8 @@ def param_counts(a: ModelArch) -> ParamCounts:
     shared = a.moe_shared_experts * mlp_params(a, shared_ffn) if a.is_moe else 0.0
     router = float(h * a.moe_experts) if a.is_moe else 0.0
     norms = float(2 * h * a.layers + h)
-    per_layer_common = attn
     moe_layers, dense_layers = a.moe_layers, a.dense_mlp_layers
-    body = (a.layers * per_layer_common + dense_layers * dense_mlp
+    body = (a.layers * attn + dense_layers * dense_mlp
             + moe_layers * (routed + shared + router) + norms)
     # DeepSeek-V3 MTP module: one extra transformer block plus a 2h x h projection and norms,
     # sharing the embedding and head (arXiv:2412.19437 §2.2).

@@ -1,22 +1,20 @@
 """Model presets: published architectures by id, read from `catalog/data/models/<id>.yaml`.
 
 Each YAML file holds `id`, `source` (the config.json or paper the numbers come from) and `arch`
-(the `ModelArch` fields). This is a loader module: it reads package data, and computes nothing.
+(the `ModelArch` fields). This is a loader module: it reads package data (through
+`catalog.loader.package_yaml`, the package's one YAML reader), and computes nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
-import yaml
-
+from ..catalog.loader import DATA_DIR, package_yaml
 from ..errors import InputError
 from .model import ModelArch
 
-_PACKAGE = "workload_compiler.catalog.data"
 _FOLDER = "models"
 
 
@@ -27,8 +25,7 @@ class Preset:
     arch: ModelArch
 
 
-def _parse(text: str, filename: str) -> Preset:
-    raw: Any = yaml.safe_load(text)
+def _parse(raw: Any, filename: str) -> Preset:
     if not isinstance(raw, dict) or not {"id", "source", "arch"} <= raw.keys():
         raise ValueError(f"model preset {filename}: needs the keys id, source and arch")
     arch_fields = dict(raw["arch"])
@@ -38,12 +35,11 @@ def _parse(text: str, filename: str) -> Preset:
 
 @cache
 def _presets() -> dict[str, Preset]:
-    folder = resources.files(_PACKAGE).joinpath(_FOLDER)
     found: dict[str, Preset] = {}
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+    for entry in sorted((DATA_DIR / _FOLDER).iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".yaml"):
             continue
-        preset = _parse(entry.read_text(encoding="utf-8"), entry.name)
+        preset = _parse(package_yaml(f"{_FOLDER}/{entry.name}"), entry.name)
         if preset.id in found or entry.name != f"{preset.id}.yaml":
             # One file per id, named after it: a duplicate or a misnamed file is our bug.
             raise ValueError(f"model preset {entry.name}: id {preset.id!r} is duplicated or misnamed")

@@ -159,6 +159,19 @@ def load_catalog(user_dir: Path | None = None) -> Catalog:
     return _build(_merge(_read_files(_package_files()), _read_files(user_files)))
 
 
+@functools.cache
+def package_yaml(name: str) -> dict[str, Any]:
+    """A package data file (catalog/data/NAME, e.g. 'reliability.yaml', 'models/gpt3-175b.yaml'),
+    parsed once per process with the C parser. The one reader of the package's non-hardware YAML
+    (fabric, storage, reliability, facility, software, model presets, serving engines): each file
+    is read at most once per process. The mapping is shared: callers read it, never mutate it."""
+    with (DATA_DIR / name).open(encoding="utf-8") as fh:
+        data = yaml.load(fh, Loader=_Loader)
+    if not isinstance(data, dict):
+        raise ValueError(f"catalog/data/{name}: expected a mapping at the top level")
+    return data
+
+
 def _package_files() -> list[Path]:
     return [DATA_DIR / name for name in HARDWARE_FILES]
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from ..arch import presets
 from ..catalog.loader import Catalog, load_catalog
 from ..catalog.schema import Accelerator
 from .common import out, user_errors
@@ -101,26 +102,16 @@ def _nic_table(cat: Catalog) -> Table:
     return t
 
 
-def _models() -> tuple[list[dict[str, str]], str | None]:
-    """Model presets from arch.presets when that module is present; else a note why not."""
-    try:
-        from ..arch import presets
-    except ImportError:
-        return [], "model presets are not available in this build (workload_compiler.arch.presets missing)"
-    rows = []
-    for preset_id in presets.list_presets():
-        source = getattr(presets, "preset_source", None)
-        rows.append({"id": preset_id, "source": source(preset_id) if callable(source) else ""})
-    return rows, None
+def _models() -> list[dict[str, str]]:
+    """The model presets (catalog/data/models/) with the source each cites."""
+    return [{"id": pid, "source": presets.preset_source(pid)} for pid in presets.list_presets()]
 
 
 def _json(cat: Catalog, kinds: list[Kind]) -> dict[str, Any]:
     doc: dict[str, Any] = {"schema_version": 1}
     for kind in kinds:
         if kind is Kind.models:
-            doc["models"], note = _models()
-            if note:
-                doc["models_note"] = note
+            doc["models"] = _models()
         else:
             entries = getattr(cat, kind.value)
             doc[kind.value] = [e.model_dump(mode="json") for e in entries.values()]
@@ -145,13 +136,10 @@ def catalog(
                   Kind.switches: _switch_table, Kind.nics: _nic_table}
         for k in kinds:
             if k is Kind.models:
-                rows, note = _models()
-                if note:
-                    out.print(f"note: {note}", highlight=False)
                 t = Table(title="Model presets", title_justify="left")
                 t.add_column("id")
                 t.add_column("source")
-                for r in rows:
+                for r in _models():
                     t.add_row(r["id"], _short_source(r["source"], 90, first_part=False))
                 out.print(t)
             else:

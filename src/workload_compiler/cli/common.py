@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
@@ -47,9 +46,3 @@ def user_errors() -> Iterator[None]:
     except WkcError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False)
         raise typer.Exit(exc.exit_code) from None
-
-
-def run_guarded(fn: Callable[[], T]) -> T:
-    with user_errors():
-        return fn()
-    sys.exit(1)  # pragma: no cover - user_errors always returns or raises

@@ -74,9 +74,9 @@ def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
     arch = resolve_model(w.model, trace)
     run = resolve_run(w, arch, trace)
     hw = resolve_hardware(w.compute, load_catalog(), trace)
-    check_precision(run.precision, hw)
     setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size,
                           precision=run.precision)
+    check_precision(setup, hw)
     pins = w.compute.parallelism
     gpus = w.compute.gpus or check_pins(pins, arch, w.compute.gpus)
     published = best_published_mfu(hw.accelerator_id, setup.precision)

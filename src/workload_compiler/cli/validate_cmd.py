@@ -28,6 +28,7 @@ def _group_table(name: str, rows: list[Row], mape: float, max_err: float) -> Tab
     for col in ("published", "predicted", "error %", "MFU %"):
         t.add_column(col, justify="right")
     for r in rows:
+        # Colours at the accuracy goals: MAPE <= 5%, max <= 10% (reference/peers-training.md, goals).
         style = "red" if abs(r.error) > 0.10 else "yellow" if abs(r.error) > 0.05 else ""
         t.add_row(r.id, r.model, str(r.gpus), r.layout, f"{r.published:.3f}", f"{r.predicted:.3f}",
                   f"[{style}]{r.error * 100:+.1f}[/]" if style else f"{r.error * 100:+.1f}",

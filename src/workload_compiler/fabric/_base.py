@@ -1,8 +1,9 @@
 """Shared pieces of the fabric, storage and reliability results: a base model that carries its
 assumptions and formula names beside the numbers, and input checks that raise `InputError`.
 
-`package_yaml` is the one loader of this area's package data (catalog/data/fabric_*.yaml,
-storage_*.yaml, reliability.yaml); the arithmetic modules take plain values.
+This area's package data (catalog/data/fabric_networks.yaml, storage_tiers.yaml,
+reliability.yaml) is read through `catalog.loader.package_yaml`, the package's one YAML reader;
+the arithmetic modules take plain values.
 
 `assumptions` and `formulas` are excluded from `model_dump()`, so a dumped result holds exactly
 the keys of the compiled document; the compile pass reads the two attributes and records them in
@@ -13,11 +14,8 @@ the document's `assumptions` list and `provenance` map (paths are full dotted pa
 from __future__ import annotations
 
 import math
-from functools import cache
-from importlib import resources
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
@@ -60,11 +58,13 @@ def require_choice(field: str, value: Any, allowed: tuple[str, ...]) -> str:
     return str(value)
 
 
-@cache
-def package_yaml(name: str) -> dict[str, Any]:
-    """A YAML file of the package's catalog data (catalog/data/NAME), parsed once."""
-    text = resources.files("workload_compiler.catalog").joinpath("data", name).read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
-    if not isinstance(data, dict):
-        raise ValueError(f"catalog/data/{name}: expected a mapping at the top level")
-    return data
+def require_layout(tp: Any, pp: Any, dp: Any, cp: Any = 1, ep: Any = 1,
+                   etp: Any = 1) -> tuple[int, int, int, int, int, int]:
+    """(tp, pp, dp, cp, ep, etp) as integers >= 1, with ep x etp dividing tp x cp x dp: the expert
+    splits re-partition the non-PP ranks of each stage (Megatron-Core MoE parallel folding)."""
+    tp, pp, dp, cp, ep, etp = (require_int(f"compute.parallelism.{n}", v) for n, v in
+                               (("tp", tp), ("pp", pp), ("dp", dp), ("cp", cp), ("ep", ep), ("etp", etp)))
+    if (tp * cp * dp) % (ep * etp):
+        raise InputError("compute.parallelism.ep", ep, f"ep x etp ({ep * etp}) must divide tp x cp x dp "
+                         f"({tp * cp * dp}) (Megatron-Core MoE parallel folding)")
+    return tp, pp, dp, cp, ep, etp

@@ -22,7 +22,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InputError
-from ._base import Traced, assume, require_int, require_positive
+from ._base import Traced, assume, require_int, require_layout, require_positive
 
 Severity = Literal["error", "warning", "info"]
 Tier = Literal["none", "scale-up", "scale-out"]
@@ -116,14 +116,9 @@ def map_parallelism(
     per step that cross the scale-up boundary when EP spills; it is reported with the violation
     (and as seconds at `per_gpu_scale_out_bytes_per_s` when that is given).
     """
-    tp, pp, dp, cp = (require_int(f"compute.parallelism.{n}", v)
-                      for n, v in (("tp", tp), ("pp", pp), ("dp", dp), ("cp", cp)))
-    ep, etp = require_int("compute.parallelism.ep", ep), require_int("compute.parallelism.etp", etp)
+    tp, pp, dp, cp, ep, etp = require_layout(tp, pp, dp, cp, ep, etp)
     gpn = require_int("compute.gpus_per_node", gpus_per_node)
     domain = require_int("fabric.scale_up_domain.gpus", scale_up_domain_gpus)
-    if (tp * cp * dp) % (ep * etp):
-        raise InputError("compute.parallelism.ep", ep, f"ep x etp ({ep * etp}) must divide tp x cp x dp "
-                         f"({tp * cp * dp}) (Megatron-Core MoE parallel folding)")
     if domain % gpn and gpn % domain:
         raise InputError("fabric.scale_up_domain.gpus", domain,
                          f"a multiple or a divisor of gpus_per_node ({gpn})")

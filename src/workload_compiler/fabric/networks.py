@@ -18,8 +18,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ..catalog.loader import package_yaml
 from ..errors import InputError
-from ._base import Traced, assume, package_yaml, require_int, require_positive
+from ._base import Traced, assume, require_int, require_positive
 
 NETWORKS = ("storage", "in_band", "out_of_band")
 

@@ -1,18 +1,17 @@
-"""Typed facility defaults, read once from the package YAML (`catalog/data/facility_*.yaml`).
+"""Typed facility defaults, read once from the package YAML (`catalog/data/facility_*.yaml`,
+through `catalog.loader.package_yaml`).
 
-The arithmetic modules take plain values; this loader is the one place that reads files, so a
+The arithmetic modules take plain values; this module is the facility's one source of data, so a
 caller (the spine, a test, a user with their own numbers) can pass its own `FacilityData`.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
-from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..catalog.loader import normalize, package_yaml
 from ..errors import InputError
 
 
@@ -149,31 +148,24 @@ class FacilityData(_Data):
 
     def device(self, device_id: str, field: str = "device") -> NetworkDevice:
         """Look a device up by id; '_' and '-' and case do not matter (catalog ids use '-')."""
-        key = "-".join(device_id.casefold().replace("_", " ").split())
+        key = normalize(device_id)
         if key not in self.network_devices:
             raise InputError(field, device_id, f"a known device: {', '.join(sorted(self.network_devices))}")
         return self.network_devices[key]
 
     def cdu(self, cdu_id: str | None = None) -> Cdu:
-        wanted = "-".join((cdu_id or self.cdus.default).casefold().replace("_", " ").split())
+        wanted = normalize(cdu_id or self.cdus.default)
         for model in self.cdus.models:
             if model.id == wanted:
                 return model
         raise InputError("cdu", wanted, f"a known CDU: {', '.join(m.id for m in self.cdus.models)}")
 
 
-def _read(name: str) -> dict[str, Any]:
-    text = resources.files("workload_compiler.catalog").joinpath("data", name).read_text("utf-8")
-    loaded = yaml.safe_load(text)
-    assert isinstance(loaded, dict), f"{name} must hold a mapping"
-    return loaded
-
-
 @lru_cache(maxsize=1)
 def facility_data() -> FacilityData:
     """The package defaults (cached; the model is frozen)."""
-    power = _read("facility_power.yaml")
-    cooling = _read("facility_cooling.yaml")
+    power = package_yaml("facility_power.yaml")
+    cooling = package_yaml("facility_cooling.yaml")
     return FacilityData(
         network_devices={d["id"]: NetworkDevice(**d) for d in power["network_devices"]},
         transceivers={t["id"]: Transceiver(**t) for t in power["transceivers"]},

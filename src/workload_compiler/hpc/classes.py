@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, get_args
 
 from ..errors import InputError
 from .fitted import FITTED, HpcConstants
 
 SolverClass = Literal["cfd_lbm", "cfd_fv", "molecular_dynamics", "weather_climate", "fft_spectral",
                       "dense_linear_algebra"]
-SOLVER_CLASSES: tuple[str, ...] = ("cfd_lbm", "cfd_fv", "molecular_dynamics", "weather_climate",
-                                   "fft_spectral", "dense_linear_algebra")
+SOLVER_CLASSES: tuple[str, ...] = get_args(SolverClass)
 HpcPrecision = Literal["fp64", "fp32", "fp16", "bf16", "mixed"]
 CommPattern = Literal["halo", "all_to_all", "all_reduce", "broadcast"]
 
@@ -179,7 +178,7 @@ def _fv(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
         exchanges=(Exchange(pattern="halo", per_step=iters, bytes=float(vb)),
                    Exchange(pattern="all_reduce", per_step=2.0 * iters, bytes=float(vb))),
         memory_per_unit_bytes=nnz * (vb + 4.0) + 30.0 * vb, checkpoint_bytes_per_unit=10.0 * vb,
-        launches_per_step=6.0 * iters,
+        launches_per_step=6.0 * iters,   # per iteration: SpMV, 2 dots, 3 axpys
         sources={"flops_per_unit_step": src, "bytes_per_unit_step": src,
                  "iterations_per_step": "assumed 50 Krylov iterations per time step",
                  "memory_per_unit_bytes": "derived: the 7-point matrix + 30 cell arrays (fields, "
@@ -210,6 +209,7 @@ def _md(precision: str, vb: int, o: ClassOptions, c: HpcConstants) -> Profile:
         exchanges=(Exchange(pattern="halo", per_step=2.0, bytes=layers * 3.0 * vb),
                    Exchange(pattern="all_to_all", per_step=2.0, bytes=grid_points * vb,
                             fft_points_per_unit=grid_points)),
+        # launches ASSUMED: ~10 kernels per GPU-resident step (non-bonded, PME, update, constraints)
         memory_per_unit_bytes=500.0, checkpoint_bytes_per_unit=6.0 * vb, launches_per_step=10.0,
         serial_fraction=c.md_serial_fraction,
         sources={"flops_per_unit_step": pair_src, "bytes_per_unit_step": bytes_src,
@@ -237,6 +237,7 @@ def _weather(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
         kernels=(Kernel(name="dycore_physics", flops_per_unit=125.0 * vb, bytes_per_unit=500.0 * vb,
                         access="stencil"),),
         exchanges=(Exchange(pattern="halo", per_step=10.0, bytes=2.0 * 5.0 * vb),),
+        # launches ASSUMED: a directive-ported dycore + physics step runs hundreds of small kernels
         memory_per_unit_bytes=150.0 * vb, checkpoint_bytes_per_unit=20.0 * vb, launches_per_step=300.0,
         decomposition_dims=2, levels=levels,
         sources={"flops_per_unit_step": src, "bytes_per_unit_step": src,
@@ -259,7 +260,7 @@ def _fft(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
                         bytes_per_unit=transforms * 3 * 2 * 2.0 * vb),),
         exchanges=(Exchange(pattern="all_to_all", per_step=transforms, bytes=2.0 * vb),),
         memory_per_unit_bytes=3 * 2.0 * vb, checkpoint_bytes_per_unit=2.0 * vb,
-        launches_per_step=3.0 * transforms,
+        launches_per_step=3.0 * transforms,   # one batched 1-D FFT per axis
         sources={"flops_per_unit_step": src, "bytes_per_unit_step": src,
                  "transforms_per_step": "assumed 1 transform per step (a pseudo-spectral DNS step "
                                         "does several: set application.transforms_per_step)",
@@ -284,7 +285,8 @@ def _dla(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
                         compute="gemm"),),
         exchanges=(Exchange(pattern="broadcast", per_step=1.0, bytes=2.0 * n * n * vb),),
         memory_per_unit_bytes=matrix_vb * n, checkpoint_bytes_per_unit=0.0,
-        launches_per_step=5.0 * n / block, memory_exponent=2, overlap_communication=True,
+        launches_per_step=5.0 * n / block,   # ASSUMED 5 per block column (panel, swap, TRSM, GEMM, bcast)
+        memory_exponent=2, overlap_communication=True,
         sources={"flops_per_unit_step": src, "bytes_per_unit_step": src,
                  "memory_per_unit_bytes": "one matrix row: N values (HPL fills device memory)",
                  "communication": "panel broadcasts along process rows and columns, 2 N^2 values "

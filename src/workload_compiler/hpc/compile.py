@@ -8,6 +8,7 @@ target no count can meet comes back with `feasible: False` and the binding const
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from ..catalog.loader import Catalog
@@ -20,6 +21,7 @@ from .fitted import FITTED
 from .host import HOST_FORMULA, host_sizing
 from .io import IO_FORMULA, MD_OUTPUT_BYTES_PER_NODE_DAY, IoLoad, scratch_plan
 from .resolve import (
+    SECONDS_PER_YEAR,
     profile_for,
     resolve_device,
     resolve_io,
@@ -206,7 +208,7 @@ def _rates(cls: str, units: float, t_step: float, timestep: float | None) -> dic
     if timestep is not None and cls == "molecular_dynamics":
         rates["ns_per_day"] = timestep / t_step * 86400 / 1e-9
     if timestep is not None and cls == "weather_climate":
-        rates["simulated_years_per_day"] = timestep / t_step * 86400 / (365 * 86400.0)
+        rates["simulated_years_per_day"] = timestep / t_step * 86400 / SECONDS_PER_YEAR
     return rates
 
 
@@ -218,7 +220,7 @@ def _scratch(w: HpcWorkload, io: IoLoad, cls: str, t_step: float, steps: float, 
             out = MD_OUTPUT_BYTES_PER_NODE_DAY * nodes / 86400.0 * t_step
             trace.assumed("storage.output_bytes_per_step", out,
                           "MD trajectory output ~10 GB per node per day (arXiv 2506.15585)")
-            load = IoLoad(**{**io.__dict__, "output_bytes_per_step": out})
+            load = replace(io, output_bytes_per_step=out)
         else:
             trace.assumed("storage.output_bytes_per_step", 0.0, "no output given: only checkpoints counted")
     plan = scratch_plan(load, t_step, steps, nodes)

@@ -13,12 +13,11 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..validation.hpc_case import HpcCase, run_case
+from ..validation.report import Row
 from .fitted import FITTED, HpcConstants
-
-if TYPE_CHECKING:
-    from ..validation.hpc_records import HpcCase, HpcRow
 
 _GOLDEN = (math.sqrt(5) - 1) / 2
 # Which constants each group of cases identifies (and their search bounds).
@@ -111,11 +110,9 @@ def gpu_family(accelerator: str) -> str:
 
 
 def leave_one_gpu_out(cases: Sequence[HpcCase], records: Sequence[dict[str, Any]],
-                      base: HpcConstants = FITTED) -> list[HpcRow]:
+                      base: HpcConstants = FITTED) -> list[Row]:
     """For each GPU family: refit without its cases (and records), predict its cases."""
-    from ..validation.hpc_records import run_case
-
-    rows: list[HpcRow] = []
+    rows: list[Row] = []
     for family in sorted({gpu_family(k.accelerator) for k in cases}):
         train = [k for k in cases if gpu_family(k.accelerator) != family]
         kept = [r for r in records if not _record_on(r, family)]

@@ -2,8 +2,8 @@
 
 All fits use only /work/shared/calibration/hpc_public.yaml: least squares on log(predicted /
 published), each constant shared by every GPU (never one per record, code or GPU model).
-`hpc/fit.py` re-derives them from the validation cases (validation/hpc_records.py); the test
-tests/unit/test_hpc_fit.py checks that refitting reproduces the frozen values below.
+`hpc/fit.py` re-derives them from the validation cases (validation/hpc_readers.py); the test
+tests/unit/test_hpc_validation.py checks that refitting reproduces the frozen values below.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ DEFAULT_STEPS = {"cfd_lbm": 100_000.0, "cfd_fv": 10_000.0, "molecular_dynamics":
 MD_TIMESTEP_S = 2e-15   # 2 fs with h-bond constraints (GROMACS STMV/ADH benchmarks)
 DEFAULT_PRECISION = {"cfd_lbm": "fp32", "cfd_fv": "fp64", "molecular_dynamics": "mixed",
                      "weather_climate": "fp64", "fft_spectral": "fp64", "dense_linear_algebra": "fp64"}
-_SECONDS_PER_YEAR = 365 * 86400.0
+SECONDS_PER_YEAR = 365 * 86400.0   # the 365-day year of SYPD and of '1y' (units.py)
 
 
 def resolve_units(w: HpcWorkload, trace: Trace) -> float:
@@ -171,7 +171,7 @@ def step_target_s(w: HpcWorkload, steps: float, timestep: float | None) -> float
     limits = []
     if t.time_to_solution is not None:
         limits.append(t.time_to_solution / steps)
-    for rate, sim_per_day in ((t.ns_per_day, 1e-9), (t.simulated_years_per_day, _SECONDS_PER_YEAR)):
+    for rate, sim_per_day in ((t.ns_per_day, 1e-9), (t.simulated_years_per_day, SECONDS_PER_YEAR)):
         if rate is None:
             continue
         if timestep is None:

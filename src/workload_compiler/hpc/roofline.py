@@ -25,7 +25,8 @@ from .device import Device
 from .fitted import FITTED, HpcConstants
 
 # ASSUMED: share of the vector peak a compute-bound vector kernel sustains (no calibration record
-# has one: LBM, FFT and stencil kernels are memory bound); taken equal to the STREAM share.
+# has one: LBM, FFT and stencil kernels are memory bound); of the order of the fitted STREAM share
+# of the bandwidth (hpc/fitted.py stream_fraction, 0.88), not fitted itself.
 VECTOR_FRACTION = 0.85
 # ASSUMED: host-side cost of one kernel launch on a GPU-resident step (CUDA/HIP launch + stream
 # order, a few microseconds; CUDA Graphs lower it). Sets the floor of a step at small sizes.

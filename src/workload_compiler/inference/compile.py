@@ -11,8 +11,6 @@ import dataclasses
 import math
 from typing import Any
 
-import numpy as np
-
 from ..arch.counts import param_counts
 from ..arch.resolve import resolve_model
 from ..catalog.loader import Catalog
@@ -25,11 +23,12 @@ from .device import serving_device
 from .disagg import DisaggChoice
 from .disagg_report import disagg_sections, disagg_summary, mode_reason
 from .engines import Engine, engine
+from .fitted import SLOT_CEILING
 from .model import ServedModel, served_model
 from .online import Traffic
-from .performance import Device
+from .performance import STEP_PARTS, Device
 from .resolve import DEFAULT_CANDIDATES, PERCENTILES, ServingSettings, resolve_serving
-from .search import SLOT_CEILING, Candidate, Choice, Requirement, SearchResult, search
+from .search import Candidate, Choice, Requirement, SearchResult, search
 
 STEP_FORMULA = "inference step model (inference/performance.py) at the steady-state batch"
 QUEUE_FORMULA = "M/D/c slot wait + M/D/1 prefill wait + chunked prefill (inference/online.py)"
@@ -39,10 +38,12 @@ MEMORY_FORMULA = "engine KV sizing rule (inference/memory.py)"
 def _devices(w: InferenceWorkload, catalog: Catalog, s: ServingSettings, trace: Trace) -> dict[str, Device]:
     c = w.compute
     if c.accelerator is not None or c.system is not None:
-        acc = catalog.accelerator(c.accelerator) if c.accelerator else catalog.accelerator(
-            catalog.system(str(c.system)).accelerator)
-        trace.given("compute.accelerator", acc.id) if c.accelerator else trace.derived(
-            "compute.accelerator", acc.id, "the accelerator of the given system")
+        if c.accelerator:
+            acc = catalog.accelerator(c.accelerator)
+            trace.given("compute.accelerator", acc.id)
+        else:
+            acc = catalog.accelerator(catalog.system(str(c.system)).accelerator)
+            trace.derived("compute.accelerator", acc.id, "the accelerator of the given system")
         choice = serving_device(catalog, acc.id, c.system, s.weights, s.kv_dtype)
         if choice.note:
             trace.assumed("compute.gemm_precision", choice.device.gemm_precision, choice.note)
@@ -137,7 +138,7 @@ def _why_infeasible(result: SearchResult, req: Requirement, m: ServedModel,
                         f"(one {req.traffic.isl:g}-token prompt, no queue)")
     if r["gpus"]:
         return "gpus", (f"meeting the targets at the requested load needs more than "
-                        f"{req.max_gpus or req.gpus} GPUs")
+                        f"{req.gpu_cap} GPUs")
     return "ttft+tpot", "no batch meets both latency targets together"
 
 
@@ -160,14 +161,9 @@ def _compute_section(best: Choice, devices: dict[str, Device], catalog: Catalog,
                      s: ServingSettings, trace: Trace) -> dict[str, Any]:
     acc = catalog.accelerator(best.accelerator)
     system = catalog.default_system(acc.id)
-    ev, i = best.evaluation, best.index
-    plan = ev.plan
-    row = (i[0], 0)
-
-    def per_row(arr: Any) -> float:
-        return float(np.broadcast_to(np.asarray(arr), ev.slots.shape)[row])
-    breakdown = {"weights": per_row(plan.weights_bytes), "kv_cache": max(per_row(plan.kv_cache_bytes), 0.0),
-                 "activations": per_row(plan.activation_bytes), "runtime_reserve": plan.reserve_bytes}
+    plan = best.evaluation.plan
+    breakdown = {"weights": best.value(plan.weights_bytes), "kv_cache": max(best.value(plan.kv_cache_bytes), 0.0),
+                 "activations": best.value(plan.activation_bytes), "runtime_reserve": plan.reserve_bytes}
     gpus = best.gpus
     trace.derived("compute.gpus", gpus, "replicas x GPUs per replica (inference/search.py)")
     trace.derived("compute.parallelism.tp", best.layout_value("tp"), "search optimum")
@@ -185,11 +181,10 @@ def _compute_section(best: Choice, devices: dict[str, Device], catalog: Catalog,
 def _inference_section(best: Choice, result: SearchResult, m: ServedModel, s: ServingSettings,
                        req: Requirement, catalog: Catalog, w: InferenceWorkload,
                        trace: Trace) -> dict[str, Any]:
-    ev = best.evaluation
-    shape = ev.ttft_s.shape
-    kv_per_gpu = float(np.broadcast_to(ev.plan.kv_bytes_per_token_gpu, shape)[best.index])
+    plan = best.evaluation.plan
+    kv_per_gpu = best.value(plan.kv_bytes_per_token_gpu)
     capacity = best.at("slots")
-    kv_tokens = float(np.broadcast_to(ev.plan.kv_capacity_tokens, shape)[best.index])
+    kv_tokens = best.value(plan.kv_capacity_tokens)
     seqs_at_window = math.floor(kv_tokens / max(s.context_window, 1.0))
     tps_gpu = best.at("tokens_per_s_per_gpu", capacity=True)
     fleet_tps = tps_gpu * best.gpus_per_replica * best.replicas
@@ -243,9 +238,7 @@ def _ttft_percentile(s: ServingSettings) -> str:
 
 def _step_breakdown(best: Choice) -> dict[str, float]:
     st = best.evaluation.step
-    shape = best.evaluation.ttft_s.shape
-    return {k: float(np.broadcast_to(getattr(st, f"{k}_s"), shape)[best.index])
-            for k in ("gemm", "attention", "communication", "overhead", "total", "memory", "compute")}
+    return {k: best.value(getattr(st, f"{k}_s")) for k in STEP_PARTS}
 
 
 def _binding_text(best: Choice, req: Requirement) -> dict[str, str]:
@@ -264,9 +257,10 @@ def _cost(w: InferenceWorkload, catalog: Catalog, accelerator: str, gpus: int, s
     c = w.cost
     assert c is not None
     acc = catalog.accelerator(accelerator)
+    assert acc.tdp_w is not None   # serving_device -> catalog.hardware() rejects an accelerator without it
     price = gpu_hour_price(gpu_hour_usd=c.gpu_hour_usd, capex_usd_per_gpu=c.capex_usd_per_gpu,
                            amortization_years=c.amortization_years, power_usd_per_kwh=c.power_usd_per_kwh,
-                           pue=c.pue, tdp_w=acc.tdp_w or 0.0)
+                           pue=c.pue, tdp_w=acc.tdp_w)
     for key in ("gpu_hour_usd", "capex_usd_per_gpu", "amortization_years", "power_usd_per_kwh", "pue"):
         if getattr(c, key) is not None:
             trace.given(f"cost.{key}", getattr(c, key))

@@ -11,6 +11,7 @@ from ..provenance import Trace
 from ..units import format_duration
 from .disagg import DisaggChoice
 from .engines import Engine
+from .fitted import SLOT_CEILING
 from .model import ServedModel
 from .performance import Device
 from .resolve import ServingSettings
@@ -29,16 +30,8 @@ BATCH_TEXT = {"memory": "the KV cache holds no more sequences (memory)",
               "load": "the load needs no larger batch with these pools"}
 
 
-def _mode(c: Any) -> str:
-    return "disaggregated" if isinstance(c, DisaggChoice) else "aggregated"
-
-
 def _batch(c: Any) -> float:
     return c.batch_size_at_capacity if isinstance(c, DisaggChoice) else c.at("decode_seqs", capacity=True)
-
-
-def _tps(c: Any) -> float:
-    return capacity_tokens_per_s_per_gpu(c)
 
 
 def _fleet(c: Any) -> float:
@@ -46,7 +39,7 @@ def _fleet(c: Any) -> float:
 
 
 def _why_none(other: str, counts: dict[str, int], req: Requirement) -> str:
-    cap = req.max_gpus or req.gpus
+    cap = req.gpu_cap
     if counts.get("gpus"):
         return f"every {other} configuration meeting the latency targets needs more than {cap} GPUs"
     if other == "aggregated" and counts.get("tpot", 0) >= counts.get("ttft", 0) and counts.get("tpot"):
@@ -65,7 +58,7 @@ def mode_reason(result: SearchResult, req: Requirement) -> str:
     """One line: why the chosen mode (aggregated or disaggregated) won."""
     best = result.best
     assert best is not None   # called for a feasible answer only
-    mode = _mode(best)
+    mode = best.mode
     if req.scenario == "offline":
         return "aggregated: offline maximum throughput (disaggregated pools are sized for a rate and targets)"
     if req.mode != "auto":
@@ -82,8 +75,9 @@ def mode_reason(result: SearchResult, req: Requirement) -> str:
                   f"{_batch(other):.0f} aggregated" if mode == "disaggregated" else
                   "; one pool serves prefill and decode without a KV transfer")
         return f"{mode}: fewer GPUs ({best.gpus} vs {other.gpus} {other_name}){detail}"
-    return (f"{mode}: same GPUs ({best.gpus}), more output tokens/s per GPU ({_tps(best):.0f} vs "
-            f"{_tps(other):.0f} {other_name})")
+    tps, other_tps = capacity_tokens_per_s_per_gpu(best), capacity_tokens_per_s_per_gpu(other)
+    return (f"{mode}: same GPUs ({best.gpus}), more output tokens/s per GPU ({tps:.0f} vs "
+            f"{other_tps:.0f} {other_name})")
 
 
 def disagg_summary(c: DisaggChoice) -> dict[str, Any]:
@@ -130,7 +124,7 @@ def disagg_sections(best: DisaggChoice, result: SearchResult, m: ServedModel, s:
     link = "NVLink (one prefill and one decode replica share a scale-up domain)" if best.kv_link == "nvlink" \
         else "the scale-out NIC of each GPU (the pair of replicas spans more than a scale-up domain)"
     if s.ttft is None:
-        trace.assumed("serving.prefill_utilization_ceiling", 0.95,
+        trace.assumed("serving.prefill_utilization_ceiling", SLOT_CEILING,
                       "no TTFT target: prefill replicas at most 95% busy, so the prompt queue stays finite")
     trace.assumed("inference.kv_transfer_link", best.kv_link, f"KV cache moves over {link}, not overlapped "
                   "with the prefill (layer-wise streaming would hide part of it)")

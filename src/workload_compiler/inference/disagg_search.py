@@ -6,7 +6,7 @@ For every (prefill layout, decode layout, decode batch B) of one accelerator (in
                  one decode replica at its capacity, lambda = mu_d u)
   TTFT           W_prefill + prefill latency + KV transfer + W_decode slot   (quantiles summed)
   prefill pool   x_p = ceil(lambda / (mu_p min(rho*, u))), rho* the largest prompt-queue load
-                 whose wait fits the TTFT budget left by the rest (bisection; 0.95 without a target)
+                 whose wait fits the TTFT budget left by the rest (bisection; SLOT_CEILING without a target)
   capacity       min(x_p mu_p rho*, x_d mu_d): what both pools carry within the targets
   GPUs           (x_p + k) g_p + (x_d + k) g_d             N+k spares in each pool
 A point is kept when both replicas fit in memory, TPOT (decode only) and TTFT meet the targets,
@@ -37,16 +37,16 @@ from .disagg import (
     prefill_pool,
 )
 from .engines import Engine
+from .fitted import SLOT_CEILING
 from .layout import ServingLayout
 from .model import ServedModel
-from .performance import Device
+from .performance import STEP_PARTS, Device
 from .queueing import md1_wait_quantile
 
 if TYPE_CHECKING:
     from .search import Requirement
 
 KEEP_PER_ACCELERATOR = 8
-SLOT_CEILING = 0.95   # as search.SLOT_CEILING: a queue served at 100% never drains
 
 
 @dataclass(kw_only=True)
@@ -96,9 +96,8 @@ def disaggregated(m: ServedModel, dev: Device, acc_id: str, eng: Engine, req: Re
     if req.ttft_target_s is None:
         ok_ttft = ok_ttft & (dec.decode_seqs <= SLOT_CEILING * dec.slots)
     ok_tpot = np.broadcast_to(dec.tpot_s <= (req.tpot_target_s or np.inf), shape)
-    cap = min(x for x in (req.max_gpus, req.gpus, 10**9) if x is not None)
     latency_ok = fits & ok_ttft & ok_tpot
-    good = latency_ok & (gpus <= cap)
+    good = latency_ok & (gpus <= req.gpu_cap)
     with np.errstate(invalid="ignore"):
         capacity = np.minimum(x_p * pre.requests_per_s * rho_t, x_d * dec.requests_per_s)
         tps_gpu = np.broadcast_to(capacity * t.osl / (x_p * g_p + x_d * g_d), shape)
@@ -224,7 +223,7 @@ def _choice(acc_id: str, g: _Grid, req: Requirement, i: tuple[int, int, int]) ->
         output_tokens_per_s_per_gpu=float(g.tps_gpu[i]), binding=_binding(g, i),
         decode_memory=_memory(dec.plan, shape, i), prefill_memory=_memory(pre.plan, shape, i),
         step_breakdown_s={k: _at(getattr(st, f"{k}_s"), shape, op)
-                          for k in ("gemm", "attention", "communication", "overhead", "total", "memory", "compute")})
+                          for k in STEP_PARTS})
 
 
 def _memory(plan: Any, shape: tuple[int, ...], i: tuple[int, int, int]) -> dict[str, float]:
@@ -259,7 +258,7 @@ def _pareto(acc_id: str, g: _Grid, rho: Any, req: Requirement, ok: Any) -> list[
     best = np.argmax(tps, axis=0)
     top = np.take_along_axis(tps, best[None], axis=0)[0]
     user = 1.0 / np.broadcast_to(dec.tpot_mean_s, shape)[0]
-    keep = _non_dominated(top, user)
+    keep = non_dominated(top, user)
     out = []
     for j, c in zip(*np.nonzero(keep), strict=True):
         i = (int(best[j, c]), int(j), int(c))
@@ -278,8 +277,10 @@ def _pareto(acc_id: str, g: _Grid, rho: Any, req: Requirement, ok: Any) -> list[
     return out
 
 
-def _non_dominated(tps: Any, user: Any) -> Any:
-    """Mask of the points no other beats on both tokens/s per GPU and per user (tps > 0 only)."""
+def non_dominated(tps: Any, user: Any) -> Any:
+    """Mask of the points no other beats on both tokens/s per GPU and per user (tps > 0 only):
+    sorted by (-user, -tps), a point is kept when its tps exceeds every point before it. The
+    Pareto front of both modes (search._front) uses it too."""
     flat_t, flat_u = tps.ravel(), user.ravel()
     order = np.lexsort((-flat_t, -flat_u))
     running = np.maximum.accumulate(np.concatenate([[-1.0], flat_t[order]]))[:-1]

@@ -1,17 +1,16 @@
 """Serving-engine defaults (KV-cache memory fraction, batch and token caps), from package YAML.
 
-A loader module: it reads `catalog/data/serving_engines.yaml` once and computes nothing.
+A loader module: it reads `catalog/data/serving_engines.yaml` once (through the package's one YAML
+reader, catalog/loader.package_yaml) and computes nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any, Literal
 
-import yaml
-
+from ..catalog.loader import package_yaml
 from ..errors import InputError
 
 FractionOf = Literal["total", "free"]
@@ -40,10 +39,7 @@ def _engine(raw: dict[str, Any]) -> Engine:
 
 @cache
 def _engines() -> dict[str, Engine]:
-    text = resources.files("workload_compiler.catalog.data").joinpath("serving_engines.yaml").read_text(
-        encoding="utf-8")
-    doc = yaml.safe_load(text)
-    return {str(e["id"]): _engine(e) for e in doc["engines"]}
+    return {str(e["id"]): _engine(e) for e in package_yaml("serving_engines.yaml")["engines"]}
 
 
 def engine_ids() -> list[str]:

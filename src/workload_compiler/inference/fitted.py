@@ -35,3 +35,8 @@ STEP_OVERHEAD_S = 1.0e-3
 # FP32 probabilities (2 + 4 + 4). Physics of the sampler, checked against the vLLM start-up log of
 # calibration record vllm-issue-12330 (9.37 GiB activation peak at 8,192 tokens, Llama-3-8B).
 LOGIT_BYTES_PER_ENTRY = 10.0
+# Ceiling on the busy share of a queue's servers when no TTFT target bounds the wait: KV slots
+# (aggregated and decode pools) and prefill replicas at most 95% busy. A queue at 100% of its
+# capacity never drains (M/D/c and M/D/1 waits diverge as rho -> 1, queueing.py); 0.95 keeps the
+# p99 wait finite. A policy choice, recorded as an assumption wherever it applies.
+SLOT_CEILING = 0.95

@@ -40,19 +40,19 @@ def visible_memory_bytes(vendor_memory_bytes: float) -> float:
     return vendor_memory_bytes / 1e9 * GIB - DRIVER_RESERVED_BYTES
 
 
-def _stage_fraction(layers: int, pp: Any) -> FloatArray:
+def stage_fraction(layers: int, pp: Any) -> FloatArray:
     """Share of the layers on the most loaded stage: ceil(L / pp) / L."""
     return np.asarray(np.ceil(layers / np.asarray(pp, dtype=np.float64)) / layers)
 
 
 def weight_bytes_per_gpu(m: ServedModel, lay: ServingLayout) -> FloatArray:
     """Weights held by one GPU of the most loaded stage (formula in the module docstring)."""
-    stage = _stage_fraction(m.arch.layers, lay.pp)
+    stage = stage_fraction(m.arch.layers, lay.pp)
     expert_total = m.expert_params * m.expert_bytes_per_param
     body = stage * (linear_weight_bytes(m) / lay.tp + expert_total / lay.moe_group)
     emb = m.embedding_params * m.embedding_bytes_per_param
     head = 0.0 if m.arch.tied_embeddings else m.head_params * m.embedding_bytes_per_param
-    ends = np.where(lay.pp > 1, max(emb, head if head else emb), emb + head) / lay.tp
+    ends = np.where(lay.pp > 1, max(emb, head), emb + head) / lay.tp   # pp > 1: first and last stage apart
     return np.asarray(body + ends)
 
 
@@ -65,7 +65,7 @@ def linear_weight_bytes(m: ServedModel) -> float:
 
 def kv_shard_fraction(m: ServedModel, lay: ServingLayout) -> FloatArray:
     """Fraction of a sequence's KV one GPU holds: heads (MHA/GQA only) times layers."""
-    stage = _stage_fraction(m.arch.layers, lay.pp)
+    stage = stage_fraction(m.arch.layers, lay.pp)
     if m.arch.is_mla:
         heads = np.ones_like(lay.tp, dtype=np.float64)
     else:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..arch.counts import attention_params, mlp_params, param_counts
-from ..arch.kv_cache import kv_bytes_per_token
+from ..arch.kv_cache import full_attention_layers, kv_bytes_per_token
 from ..arch.model import ModelArch
 from ..arch.weight_formats import weight_format
 from ..perf.layout import FloatArray
@@ -82,13 +82,15 @@ class ServedModel:
 
     def kv_bytes_per_sequence(self, tokens: Any) -> FloatArray:
         """KV bytes of one sequence of `tokens` (sliding-window layers cap at the window):
-        per_layer * (full_layers * L + window_layers * min(window, L)) (arch/kv_cache.py)."""
+        per_layer * (full_layers * L + window_layers * min(window, L)); arch/kv_cache.py's
+        kv_bytes_per_sequence, vectorized over `tokens`."""
         a = self.arch
         n = np.asarray(tokens, dtype=np.float64)
         per_layer = self.kv_bytes_per_token / a.layers
-        windowed = a.sliding_window_layers if a.sliding_window else 0
+        full = full_attention_layers(a)
+        windowed = a.layers - full
         capped = np.minimum(float(a.sliding_window), n) if windowed else 0.0
-        return np.asarray(per_layer * ((a.layers - windowed) * n + windowed * capped))
+        return np.asarray(per_layer * (full * n + windowed * capped))
 
 
 def _native_expert_format(arch: ModelArch) -> str | None:

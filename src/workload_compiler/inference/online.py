@@ -77,9 +77,11 @@ def replica_memory(m: ServedModel, dev: Device, lay: ServingLayout, eng: Engine,
 
 
 def evaluate(m: ServedModel, dev: Device, lay: ServingLayout, eng: Engine, traffic: Traffic,
-             decode_seqs: Any, *, memory_fraction: float | None = None) -> Evaluation:
-    """Latency and throughput at mean decode batch `decode_seqs` (broadcast against the layout)."""
-    plan, kv_slots, slots = replica_memory(m, dev, lay, eng, memory_fraction, traffic)
+             decode_seqs: Any, *, memory_fraction: float | None = None,
+             memory: tuple[MemoryPlan, FloatArray, FloatArray] | None = None) -> Evaluation:
+    """Latency and throughput at mean decode batch `decode_seqs` (broadcast against the layout).
+    `memory`: replica_memory(...) of this layout and traffic when the caller already has it."""
+    plan, kv_slots, slots = memory or replica_memory(m, dev, lay, eng, memory_fraction, traffic)
     b = np.asarray(decode_seqs, dtype=np.float64)
     isl, osl = traffic.isl, traffic.osl
     mean = steady_state(m, dev, lay, b, isl, osl)

@@ -34,10 +34,10 @@ from ..perf import collectives
 from ..perf.layout import FloatArray, Hardware
 from . import fitted
 from .layout import ServingLayout
-from .memory import kv_bytes_per_token_per_gpu, linear_weight_bytes
-from .model import ServedModel
+from .memory import kv_bytes_per_token_per_gpu, linear_weight_bytes, stage_fraction
+from .model import SIXTEEN_BIT_BYTES, ServedModel
 
-ACTIVATION_BYTES = 2.0   # activations travel in 16 bits between GPUs
+ACTIVATION_BYTES = SIXTEEN_BIT_BYTES   # activations travel in 16 bits between GPUs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,6 +63,10 @@ class StepTime:
     compute_s: FloatArray     # the FLOP-bound parts alone
 
 
+# The parts of a StepTime, by field name without `_s`: the keys of every step_breakdown_s.
+STEP_PARTS = ("gemm", "attention", "communication", "overhead", "total", "memory", "compute")
+
+
 def roofline(t_mem: Any, t_flop: Any) -> FloatArray:
     """Smooth maximum (t_mem^k + t_flop^k)^(1/k), k = ROOFLINE_EXPONENT."""
     k = fitted.ROOFLINE_EXPONENT
@@ -79,7 +83,7 @@ def _gemm_groups(m: ServedModel, lay: ServingLayout, tokens_gpu: FloatArray, tok
                  logit_tokens_gpu: FloatArray) -> list[tuple[FloatArray, FloatArray, FloatArray]]:
     """(weight bytes read, FLOPs, smallest sharded weight dim) per GPU and stage, per group."""
     a = m.arch
-    stage = np.ceil(a.layers / lay.pp) / a.layers
+    stage = stage_fraction(a.layers, lay.pp)
     head_bytes = m.head_params * m.embedding_bytes_per_param / lay.tp / lay.pp   # once per step
     expert_bytes_total = m.expert_params * m.expert_bytes_per_param * stage / lay.moe_group
     dense_bytes = linear_weight_bytes(m) * stage / lay.tp
@@ -128,7 +132,7 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
         gemm = gemm + roofline(tm, tf)
         t_mem, t_flop = t_mem + tm, t_flop + tf
     kv_read = dec_gpu * np.asarray(decode_context, dtype=np.float64) * kv_bytes_per_token_per_gpu(m, lay)
-    stage = np.ceil(a.layers / lay.pp) / a.layers
+    stage = stage_fraction(a.layers, lay.pp)
     heads_share = 1.0 / lay.tp
     attn_flops = (pre_gpu * m.attention_flops_per_token(np.asarray(prefill_context) / 2.0)
                   + dec_gpu * m.attention_flops_per_token(decode_context)) * heads_share * stage

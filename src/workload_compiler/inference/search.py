@@ -21,14 +21,15 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import Infeasible
 from .disagg import DisaggChoice
-from .disagg_search import disaggregated
+from .disagg_search import disaggregated, non_dominated
 from .engines import Engine
+from .fitted import SLOT_CEILING
 from .layout import ServingLayout
 from .model import ServedModel
 from .online import Evaluation, Traffic, evaluate, replica_memory
@@ -38,7 +39,7 @@ from .serving import offline_decode_seqs
 BATCH_POINTS = 40
 TP_CHOICES = (1, 2, 4, 8, 16, 32, 64, 72)
 PP_CHOICES = (1, 2, 4, 8)
-SLOT_CEILING = 0.95
+REJECTIONS = ("memory", "ttft", "tpot", "gpus")   # why a grid point was dropped (result "rejected" keys)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +60,12 @@ class Requirement:
     memory_fraction: float | None = None
     mode: str = "auto"                  # auto | aggregated | disaggregated
 
+    @property
+    def gpu_cap(self) -> int:
+        """The most GPUs any configuration may use: the smaller of the pinned count and max_gpus
+        (10^9, no cap, when neither is given)."""
+        return min(x for x in (self.max_gpus, self.gpus, 10**9) if x is not None)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Choice:
@@ -69,24 +76,28 @@ class Choice:
     replicas: int                       # active, serving the load
     spares: int
     binding: str                        # what stopped the batch from growing
+    mode: ClassVar[str] = "aggregated"  # as DisaggChoice.mode
+
+    def value(self, arr: Any, capacity: bool = False) -> float:
+        """A scalar of an array of the evaluation's grid (layouts x batches, or one that broadcasts
+        to it: plan, step, layout) at the operating point, or at capacity."""
+        i = self.capacity_index if capacity else self.index
+        return float(np.broadcast_to(np.asarray(arr), self.evaluation.ttft_s.shape)[i])
 
     def at(self, name: str, capacity: bool = False) -> float:
         """A scalar of the evaluation (field `name`) at the operating point, or at capacity."""
-        shape = self.evaluation.ttft_s.shape
-        i = self.capacity_index if capacity else self.index
-        return float(np.broadcast_to(np.asarray(getattr(self.evaluation, name)), shape)[i])
+        return self.value(getattr(self.evaluation, name), capacity)
 
     @property
     def gpus_per_replica(self) -> int:
-        return int(np.broadcast_to(self.evaluation.layout.gpus, self.evaluation.ttft_s.shape)[self.index])
+        return int(self.value(self.evaluation.layout.gpus))
 
     @property
     def gpus(self) -> int:
         return (self.replicas + self.spares) * self.gpus_per_replica
 
     def layout_value(self, name: str) -> int:
-        arr = np.broadcast_to(getattr(self.evaluation.layout, name), self.evaluation.ttft_s.shape)
-        return int(arr[self.index])
+        return int(self.value(getattr(self.evaluation.layout, name)))
 
 
 Candidate = Choice | DisaggChoice
@@ -127,7 +138,7 @@ def _rank(c: Candidate, pinned: bool) -> tuple[float, float, float]:
 def layouts(m: ServedModel, dev: Device, req: Requirement) -> ServingLayout:
     """Candidate (tp, pp, ep): pins respected, TP inside the scale-up domain, replica <= GPU cap."""
     domain = max(dev.hw.scale_up_domain_gpus, 1)
-    cap = min(x for x in (req.max_gpus, req.gpus, 10**9) if x is not None)
+    cap = req.gpu_cap
     tps = [req.tp] if req.tp else [t for t in TP_CHOICES if t <= domain]
     pps = [req.pp] if req.pp else list(PP_CHOICES)
     rows = []
@@ -142,7 +153,8 @@ def layouts(m: ServedModel, dev: Device, req: Requirement) -> ServingLayout:
 
 
 def _grid(m: ServedModel, dev: Device, lay: ServingLayout, eng: Engine, req: Requirement) -> Evaluation:
-    plan, _, slots = replica_memory(m, dev, lay, eng, req.memory_fraction, req.traffic)
+    memory = replica_memory(m, dev, lay, eng, req.memory_fraction, req.traffic)
+    plan, _, slots = memory
     top = np.maximum(slots, 1.0)
     if req.scenario == "offline":
         b = offline_decode_seqs(m, plan, lay, req.traffic.isl, req.traffic.osl, max_batch=slots,
@@ -152,7 +164,7 @@ def _grid(m: ServedModel, dev: Device, lay: ServingLayout, eng: Engine, req: Req
     else:
         frac = np.linspace(0.0, 1.0, BATCH_POINTS)[None, :]
         b = np.maximum(np.round(top**frac), 1.0)
-    return evaluate(m, dev, lay, eng, req.traffic, b, memory_fraction=req.memory_fraction)
+    return evaluate(m, dev, lay, eng, req.traffic, b, memory=memory)
 
 
 def _replicas(ev: Evaluation, i: tuple[int, int], req: Requirement) -> int:
@@ -197,20 +209,16 @@ def search(m: ServedModel, devices: dict[str, Device], eng: Engine, req: Require
     choices.sort(key=lambda c: _rank(c, pinned))
     best_by_mode: dict[str, Candidate] = {}
     for c in choices:
-        best_by_mode.setdefault(_mode(c), c)
-    rejected = {k: sum(r.get(k, 0) for r in by_mode.values()) for k in ("memory", "ttft", "tpot", "gpus")}
+        best_by_mode.setdefault(c.mode, c)
+    rejected = {k: sum(r.get(k, 0) for r in by_mode.values()) for k in REJECTIONS}
     return SearchResult(best=choices[0] if choices else None, alternatives=choices[1:6],
                         pareto=_front(front), evaluated=evaluated, rejected=rejected,
                         seconds=time.perf_counter() - start, floors=floors, best_by_mode=best_by_mode,
                         rejected_by_mode=by_mode)
 
 
-def _mode(c: Candidate) -> str:
-    return "disaggregated" if isinstance(c, DisaggChoice) else "aggregated"
-
-
 def _add(by_mode: dict[str, dict[str, int]], mode: str, counts: dict[str, int]) -> None:
-    acc = by_mode.setdefault(mode, {"memory": 0, "ttft": 0, "tpot": 0, "gpus": 0})
+    acc = by_mode.setdefault(mode, dict.fromkeys(REJECTIONS, 0))
     for k, v in counts.items():
         acc[k] += v
 
@@ -218,7 +226,7 @@ def _add(by_mode: dict[str, dict[str, int]], mode: str, counts: dict[str, int]) 
 def _aggregated(m: ServedModel, acc_id: str, dev: Device, rows: ServingLayout, eng: Engine, req: Requirement,
                 floors: dict[str, float], front: list[dict[str, Any]]) -> tuple[int, list[Candidate], dict[str, int]]:
     """The aggregated candidates of one accelerator: (points evaluated, choices, rejected counts)."""
-    rejected = {"memory": 0, "ttft": 0, "tpot": 0, "gpus": 0}
+    rejected = dict.fromkeys(REJECTIONS, 0)
     choices: list[Candidate] = []
     ev = _grid(m, dev, rows, eng, req)
     shape = ev.ttft_s.shape
@@ -311,10 +319,6 @@ def _pareto_points(acc_id: str, ev: Evaluation, ok: Any) -> list[dict[str, Any]]
 def _front(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Non-dominated points (higher tokens/s per GPU and per user), sorted by tokens/s per user."""
     pts = sorted(points, key=lambda p: (-p["tokens_per_s_per_user"], -p["tokens_per_s_per_gpu"]))
-    front: list[dict[str, Any]] = []
-    best_gpu = -1.0
-    for p in pts:
-        if p["tokens_per_s_per_gpu"] > best_gpu:
-            front.append(p)
-            best_gpu = p["tokens_per_s_per_gpu"]
-    return front
+    keep = non_dominated(np.array([p["tokens_per_s_per_gpu"] for p in pts], dtype=np.float64),
+                         np.array([p["tokens_per_s_per_user"] for p in pts], dtype=np.float64))
+    return [p for p, k in zip(pts, keep, strict=True) if k]

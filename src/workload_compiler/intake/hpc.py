@@ -11,24 +11,12 @@ import math
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
-from ..errors import InputError
 from ..hpc.classes import HpcPrecision, SolverClass
-from ..units import Bytes, Count, Seconds, parse_bytes, parse_count, parse_duration
+from ..units import Bytes, BytesPerSecond, Count, Seconds, parse_count, validated_by
 from .common import Strict
 from .infrastructure import InfrastructureIntake
-
-_SIM_UNITS = {"fs": 1e-15, "ps": 1e-12, "ns": 1e-9}
-
-
-def parse_sim_time(value: Any, field: str = "value") -> float:
-    """'2fs' -> 2e-15 s, '1us', '100ns', '10y' (365 d), '30s'. A bare number is seconds."""
-    if isinstance(value, str):
-        m = re.fullmatch(r"\s*([0-9.]+(?:[eE][+-]?\d+)?)\s*(fs|ps|ns)\s*", value)
-        if m:
-            return float(m.group(1)) * _SIM_UNITS[m.group(2)]
-    return parse_duration(value, field)
 
 
 def parse_size(value: Any, field: str = "problem.size") -> float:
@@ -41,23 +29,10 @@ def parse_size(value: Any, field: str = "problem.size") -> float:
     return parse_count(value, field)
 
 
-def parse_byte_rate(value: Any, field: str = "value") -> float:
-    """'2GB/s' -> 2e9 bytes/s; a bare number is bytes/s."""
-    if isinstance(value, str):
-        text = value.strip()
-        if not text.endswith("/s"):
-            raise InputError(field, value, "a byte rate such as 2GB/s or 500MB/s")
-        return parse_bytes(text[:-2], field)
-    return parse_bytes(value, field)
-
-
-def _v(parser: Any) -> BeforeValidator:
-    return BeforeValidator(lambda v: v if v is None else parser(v))
-
-
-SimTime = Annotated[float, _v(parse_sim_time)]
-ProblemSize = Annotated[float, _v(parse_size)]
-ByteRate = Annotated[float, _v(parse_byte_rate)]
+# A simulated time ("2fs", "100ns", "10y") parses like any duration.
+SimTime = Seconds
+ProblemSize = Annotated[float, validated_by(parse_size)]
+ByteRate = BytesPerSecond
 CommPatternIntake = Literal["halo", "all_to_all", "all_reduce"]
 
 

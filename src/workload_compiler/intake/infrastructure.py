@@ -6,26 +6,12 @@ delivers 2 MW at 40 kW a rack") for the reverse question.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Literal
 
-from pydantic import BeforeValidator, Field
+from pydantic import Field
 
-from ..units import Bytes, Count, Seconds, Watts, parse_bytes, parse_duration
+from ..units import Bytes, BytesPerSecond, Count, Seconds, Watts
 from .common import Strict
-
-
-def parse_byte_rate(value: Any, field: str = "value") -> float:
-    """'250GB/s' -> 2.5e11 bytes/s; a bare number is bytes/s."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return parse_bytes(value, field)
-    text = str(value).strip()
-    if "/" in text:
-        size, per = text.split("/", 1)
-        return parse_bytes(size, field) / parse_duration("1" + per.strip(), field)
-    return parse_bytes(text, field)
-
-
-BytesPerSecond = Annotated[float, BeforeValidator(lambda v: v if v is None else parse_byte_rate(v))]
 
 
 class FabricIntake(Strict):

@@ -17,6 +17,7 @@ Every function takes NumPy arrays (or scalars) and returns arrays of the broadca
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -82,26 +83,29 @@ def local_members(n: Any, stride: Any, hw: Hardware) -> FloatArray:
     return np.asarray(np.minimum(np.asarray(n), per_domain), dtype=np.float64)
 
 
+def _hierarchical(ring: Callable[[Any, Any, Any, Any], FloatArray], size_bytes: Any, n: Any,
+                  stride: Any, hw: Hardware) -> FloatArray:
+    """`ring` over the k members inside one scale-up domain (NVLink), then over the n/k domains with
+    S/k per GPU (the NICs; every GPU has its own)."""
+    k = local_members(n, stride, hw)
+    domains = _ranks(np.asarray(n) / k)
+    intra = ring(size_bytes, k, scale_up_bw(hw), NVLINK_LATENCY_S)
+    inter = ring(np.asarray(size_bytes) / k, domains, scale_out_bw(hw), NIC_LATENCY_S)
+    return np.asarray(intra + inter)
+
+
 def group_all_reduce_s(size_bytes: Any, n: Any, stride: Any, hw: Hardware) -> FloatArray:
     """All-reduce over a group of n ranks spaced `stride` apart; hierarchical across domains.
 
     Inside one domain (k members): reduce-scatter + all-gather over NVLink (together = one
     all-reduce). Across the n/k domains: all-reduce of S/k per GPU over the NICs.
     """
-    k = local_members(n, stride, hw)
-    domains = _ranks(np.asarray(n) / k)
-    intra = all_reduce_s(size_bytes, k, scale_up_bw(hw), NVLINK_LATENCY_S)
-    inter = all_reduce_s(np.asarray(size_bytes) / k, domains, scale_out_bw(hw), NIC_LATENCY_S)
-    return np.asarray(intra + inter)
+    return _hierarchical(all_reduce_s, size_bytes, n, stride, hw)
 
 
 def group_reduce_scatter_s(size_bytes: Any, n: Any, stride: Any, hw: Hardware) -> FloatArray:
     """Reduce-scatter (or all-gather: same cost) over a group, hierarchical across domains."""
-    k = local_members(n, stride, hw)
-    domains = _ranks(np.asarray(n) / k)
-    intra = reduce_scatter_s(size_bytes, k, scale_up_bw(hw), NVLINK_LATENCY_S)
-    inter = reduce_scatter_s(np.asarray(size_bytes) / k, domains, scale_out_bw(hw), NIC_LATENCY_S)
-    return np.asarray(intra + inter)
+    return _hierarchical(reduce_scatter_s, size_bytes, n, stride, hw)
 
 
 def group_all_to_all_s(size_bytes: Any, n: Any, stride: Any, hw: Hardware) -> FloatArray:

@@ -59,8 +59,8 @@ class Layout:
 
     def take(self, index: Any) -> Layout:
         """One layout (or a subset) of a grid."""
-        return Layout(**{f.name: np.broadcast_to(getattr(self, f.name), self.shape)[index]
-                         for f in fields(self)})
+        shape = self.shape     # a property over every field: computed once, not once per field
+        return Layout(**{f.name: np.broadcast_to(getattr(self, f.name), shape)[index] for f in fields(self)})
 
     @property
     def shape(self) -> tuple[int, ...]:

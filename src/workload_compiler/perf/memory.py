@@ -83,6 +83,9 @@ class StateBytes:
     lowp_weight_cache: float = 0.0    # FP8/FP4 copies of GEMM weights (Transformer Engine)
 
 
+# Low-precision weight copies, two orientations each: MXFP8 = 1 B + one 1-byte E8M0 scale per block of
+# 32 (OCP Microscaling Formats spec v1.0); NVFP4 = 0.5 B + one 1-byte E4M3 scale per block of 16
+# (NVIDIA Blackwell NVFP4). The tensor-wide fp32 scale of FP8 is negligible.
 STATE_BYTES: dict[str, StateBytes] = {
     "bf16": StateBytes(weights=2, gradients=4, optimizer=12),
     "fp16": StateBytes(weights=2, gradients=2, optimizer=16),
@@ -139,6 +142,8 @@ def _moe_before(n: FloatArray, a: ModelArch) -> FloatArray:
 
 
 Table = tuple[FloatArray, FloatArray, FloatArray]
+# Activation policy of each Layout.recompute code, in code order (the rows of a `_code_table`).
+_CODE_POLICIES = tuple(LAYOUT_POLICIES[code] for code in sorted(LAYOUT_POLICIES))
 
 
 def _code_table(per_code: list[ActivationCoefficients], a: ModelArch, seq: int) -> Table:
@@ -254,9 +259,8 @@ def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
     work: FloatArray | float = 0.0
     for is_moe, n_f, n_l in kinds:   # at most two layer kinds, not a loop over layouts
         la = layer_activations(arch, moe_layer=is_moe)
-        policies = [LAYOUT_POLICIES[i] for i in range(len(LAYOUT_POLICIES))]
-        store_tab = _code_table([la.stored[p] for p in policies], arch, seq)
-        work_tab = _code_table([la.recomputed[p] + la.gradients for p in policies], arch, seq)
+        store_tab = _code_table([la.stored[p] for p in _CODE_POLICIES], arch, seq)
+        work_tab = _code_table([la.recomputed[p] + la.gradients for p in _CODE_POLICIES], arch, seq)
         e = etp * inv_tp if is_moe and etp is not None else None
         per_layer = _bytes_per_token(store_tab, code, inv_sp, inv_tp, e)
         stored_first = stored_first + n_f * per_layer

@@ -100,7 +100,8 @@ def gemm_precision(setup: TrainingSetup, hw: Hardware) -> tuple[float, float]:
         raise InputError("precision", p, "one of bf16, fp16, fp8, mxfp8, nvfp4")
     peak = hw.peak_flops_fp4 if p == "nvfp4" else hw.peak_flops_fp8
     if peak is None:
-        raise InputError("precision", p, f"{hw.accelerator_id} publishes no dense {p} peak; use bf16")
+        raise InputError("precision", p, f"{hw.accelerator_id} publishes no dense {p.upper()} peak "
+                         f"(no {p.upper()} tensor cores in the catalog); use bf16")
     return peak, 0.5 if p == "nvfp4" else 1.0
 
 
@@ -190,7 +191,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     terms = {"compute": micro * compute_mb, "memory_bound": micro * memory_mb, "tp_comm": micro * tp_mb,
              "cp_comm_exposed": micro * cp_mb, "ep_comm": micro * ep_mb, "pp_bubble": (pp - 1.0) / vp * t_mb,
              "pp_p2p": p2p, "dp_comm_exposed": dp_exposed, "optimizer": optimizer}
-    breakdown = {n: np.broadcast_to(np.asarray(terms[n], dtype=f64), layout.shape) for n in STEP_TERMS}
+    shape = layout.shape     # a property over every field: once, not once per term
+    breakdown = {n: np.broadcast_to(np.asarray(terms[n], dtype=f64), shape) for n in STEP_TERMS}
     step = np.asarray(sum(breakdown.values()), dtype=f64)
     tokens_per_s = setup.global_batch_size * seq / step
     flops = tokens_per_s * training_flops_per_token(a, setup.seq_len, causal=True) / layout.gpus

@@ -43,7 +43,12 @@ class DeadlinePlan:
 
     @property
     def start_gpus(self) -> int:
-        return max(self.flops_bound_gpus, self.hold.gpus or 1)
+        """Where the ladder walk starts: the larger of the two physics bounds."""
+        return _start_gpus(self.flops_bound_gpus, self.hold)
+
+
+def _start_gpus(flops_bound_gpus: int, hold: HoldBound) -> int:
+    return max(flops_bound_gpus, hold.gpus or 1)
 
 
 def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, tokens: float,
@@ -66,9 +71,8 @@ def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, to
         searches[n] = r
         return r.best.tokens_per_s if r.best else 0.0
 
-    start = max(flops_bound, hold.gpus or 1)
     found = gpus_for_deadline(tokens, deadline_s, best_tokens_per_s, node_gpus=hw.gpus_per_node,
-                              start_gpus=start, max_gpus=cap)
+                              start_gpus=_start_gpus(flops_bound, hold), max_gpus=cap)
     return DeadlinePlan(gpus=found.gpus, plan=searches.get(found.gpus) if found.gpus else None,
                         best_time_s=found.time_to_train_s, probes=found.probes,
                         flops_bound_gpus=flops_bound, hold=hold, total_flops=flops,

@@ -4,7 +4,7 @@ The space is the cartesian product of
   (tp, pp, cp, dp) with tp * pp * cp * dp = gpus      every ordered factorization into divisors
   vp   divisors of the layer count                      virtual pipeline stages per rank
   mbs  powers of two up to the global batch             micro-batch size
-  recompute {none, selective, full},  zero {0, 1, 2, 3}
+  recompute {none, selective, full, op_selective},  zero {0, 1, 2, 3}
   ep   divisors of the expert count (MoE; 1 dense),  etp  powers of two up to the scale-up domain (MoE)
 minus what the intake pins (a pinned axis has one value). `Space.decode` turns a range of flat
 indices into axis arrays, so the planner walks the space in chunks without a Python object per
@@ -14,9 +14,10 @@ first rule it breaks, so the counts and the survivors add up to the size of the 
 Choices (Megatron-Core's, where it has one):
 - TP must divide the attention heads, the KV heads (no KV-head replication: Megatron's
   `divide(num_query_groups, tp)`) and the MLP width, and stay inside one scale-up domain.
-- PP must divide the layers evenly (uneven first/last stages need per-stage layer counts, which
-  the memory and step models do not take); with vp > 1, pp * vp must divide them, and the number
-  of micro-batches must be a multiple of pp (the interleaved 1F1B schedule's requirement).
+- pp * vp must divide the layers, at vp = 1 too, so PP divides them evenly (the memory and step
+  models would take uneven stages, charging the largest, ceil(layers / pp), but the search does
+  not enumerate them); with vp > 1 the number of micro-batches must be a multiple of pp (the
+  interleaved 1F1B schedule's requirement).
 - CP > 1 needs seq_len % (2 cp) == 0 (load-balanced causal chunks); sequence parallelism (on
   whenever tp > 1 unless pinned off) needs the CP-local sequence divisible by tp.
 - ZeRO > 0 with dp = 1 shards over one rank: the same layout as ZeRO 0, so it is left out.
@@ -38,7 +39,8 @@ from ..intake.common import ParallelismIntake
 from ..perf.layout import RECOMPUTE_CODES, Hardware, IntArray, Layout, TrainingSetup
 
 BoolArray = npt.NDArray[np.bool_]
-AXES = ("factor", "vp", "mbs", "recompute", "zero", "ep", "etp")
+# The axes after the (tp, pp, cp, dp) rows, in the order of `Space.shape` and its flat indices.
+INNER_AXES = ("vp", "mbs", "recompute", "zero", "ep", "etp")
 
 
 def divisors(n: int) -> list[int]:
@@ -67,8 +69,7 @@ class Space:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return (len(self.factors), len(self.vp), len(self.mbs), len(self.recompute), len(self.zero),
-                len(self.ep), len(self.etp))
+        return (len(self.factors), *(len(getattr(self, n)) for n in INNER_AXES))
 
     @property
     def size(self) -> int:
@@ -80,8 +81,7 @@ class Space:
         shape = self.shape[1:]
         size = int(np.prod(shape))
         idx = np.unravel_index(np.arange(size, dtype=np.int64), shape)
-        names = ("vp", "mbs", "recompute", "zero", "ep", "etp")
-        return size, {n: getattr(self, n)[i] for n, i in zip(names, idx, strict=True)}
+        return size, {n: getattr(self, n)[i] for n, i in zip(INNER_AXES, idx, strict=True)}
 
     @functools.cached_property
     def _factor_columns(self) -> tuple[IntArray, ...]:
@@ -158,8 +158,9 @@ def rules(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space) -> 
     # Rules on (tp, pp, cp, dp) alone and on one other axis alone come first: the search applies
     # them to the axes before it expands the product (search.py `_prefilter`).
     out += [
-        # Uneven stages are allowed (Megatron --decoder-first/last-pipeline-num-layers); the models
-        # charge the largest stage, ceil(layers / pp). A stage needs at least one layer.
+        # A stage needs at least one layer. Uneven stages are allowed without interleaving: the
+        # models charge the largest, ceil(layers / pp), as Megatron's
+        # --decoder-first/last-pipeline-num-layers allow; interleaving (vp > 1) needs equal chunks.
         ("pp exceeds layers", lambda v: v["pp"] <= arch.layers),
         ("cp does not divide sequence (2 cp chunks)",
          lambda v: (v["cp"] == 1) | (seq % (2 * v["cp"]) == 0)),
@@ -174,7 +175,8 @@ def rules(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space) -> 
         ]
     out += [
         ("vp > 1 needs pp > 1", lambda v: (v["vp"] == 1) | (v["pp"] > 1)),
-        ("pp x vp does not divide layers", lambda v: arch.layers % (v["pp"] * v["vp"]) == 0),
+        ("pp x vp does not divide layers (interleaving)",
+         lambda v: (v["vp"] == 1) | (arch.layers % (v["pp"] * v["vp"]) == 0)),
         ("batch not divisible by dp x micro-batch", lambda v: gbs % (v["dp"] * v["mbs"]) == 0),
         ("interleaving needs micro-batches divisible by pp",
          lambda v: (v["vp"] == 1) | ((gbs // (v["dp"] * v["mbs"])) % v["pp"] == 0)),

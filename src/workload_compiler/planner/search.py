@@ -25,7 +25,7 @@ from ..perf.layout import RECOMPUTE_NAMES, FloatArray, Hardware, IntArray, Layou
 from ..perf.memory import training_memory_bytes
 from ..perf.step_time import StepResult, training_step
 from ..units import format_bytes_decimal
-from .grid import Rule, Space, Values, build_space, layout_of, rules
+from .grid import INNER_AXES, Rule, Space, Values, build_space, layout_of, rules
 from .result import PlanResult, PublishedMfu, RankedLayout
 
 MemoryFn = Callable[[ModelArch, TrainingSetup, Layout], dict[str, FloatArray]]
@@ -39,9 +39,6 @@ UNDEFINED_REASON = "step-time model gave no finite time"
 DEFAULT_CHUNK = 1 << 17
 
 
-_INNER_AXES = ("vp", "mbs", "recompute", "zero", "ep", "etp")
-
-
 def _prefilter(space: Space, rule_list: list[Rule], counts: dict[str, int]) -> tuple[Space, list[Rule]]:
     """Apply the leading rules that read only (tp, pp, cp, dp), or only one other axis, to the axes
     themselves: the space stays a product, each rule's rejections are (values removed) x (the size of
@@ -50,7 +47,7 @@ def _prefilter(space: Space, rule_list: list[Rule], counts: dict[str, int]) -> t
     for n, (reason, ok_fn) in enumerate(rule_list):
         f = space.factors
         views: list[tuple[str, Values]] = [("factors", {"tp": f[:, 0], "pp": f[:, 1], "cp": f[:, 2], "dp": f[:, 3]})]
-        views += [(axis, {axis: getattr(space, axis)}) for axis in _INNER_AXES]
+        views += [(axis, {axis: getattr(space, axis)}) for axis in INNER_AXES]
         for axis, view in views:
             try:
                 ok = np.broadcast_to(np.asarray(ok_fn(view), dtype=bool), next(iter(view.values())).shape)

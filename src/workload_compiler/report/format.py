@@ -10,6 +10,20 @@ from typing import Any
 
 from ..units import format_bytes, format_count, format_duration, format_power
 
+# The document's layers in report order, with their headings (terminal and Markdown alike).
+LAYER_TITLES = {
+    "objective": "1 · Objective",
+    "compute": "2 · Compute",
+    "inference": "2b · Serving",
+    "hpc": "2b · Simulation",
+    "fabric": "3 · Fabric",
+    "storage": "4 · Storage",
+    "reliability": "4b · Reliability",
+    "bottleneck": "Bottleneck: where the step time goes",
+    "software": "5 · Software & access",
+    "facility": "6 · Facility",
+}
+
 
 def _si(value: float, unit: str) -> str:
     for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):

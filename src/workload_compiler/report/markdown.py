@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..spine.result import SystemSpec
-from .format import format_value
-from .terminal import LAYER_TITLES
+from .format import LAYER_TITLES, format_value
 
 
 def _flatten(prefix: str, data: dict[str, Any]) -> list[tuple[str, str, Any]]:

@@ -10,20 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..spine.result import SearchSummary, SystemSpec
-from .format import format_value
+from .format import LAYER_TITLES, format_value
 
-LAYER_TITLES = {
-    "objective": "1 · Objective",
-    "compute": "2 · Compute",
-    "inference": "2b · Serving",
-    "hpc": "2b · Simulation",
-    "fabric": "3 · Fabric",
-    "storage": "4 · Storage",
-    "reliability": "4b · Reliability",
-    "bottleneck": "Bottleneck: where the step time goes",
-    "software": "5 · Software & access",
-    "facility": "6 · Facility",
-}
 _MARK = {"given": "[green]given[/]", "assumed": "[yellow]assumed[/]", "derived": "[cyan]derived[/]",
          "measured": "[magenta]measured[/]"}
 

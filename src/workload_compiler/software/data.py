@@ -1,13 +1,13 @@
-"""Typed software & access defaults, read once from `catalog/data/software_stacks.yaml`."""
+"""Typed software & access defaults, read once from `catalog/data/software_stacks.yaml`
+(through `catalog.loader.package_yaml`)."""
 
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
+from ..catalog.loader import package_yaml
 from ..errors import InputError
 
 
@@ -106,9 +106,4 @@ class SoftwareData(_Data):
 
 @lru_cache(maxsize=1)
 def software_data() -> SoftwareData:
-    text = (
-        resources.files("workload_compiler.catalog")
-        .joinpath("data", "software_stacks.yaml")
-        .read_text("utf-8")
-    )
-    return SoftwareData(**yaml.safe_load(text))
+    return SoftwareData(**package_yaml("software_stacks.yaml"))

@@ -30,6 +30,13 @@ LABELS = {
 }
 
 
+def largest_step_terms(breakdown: dict[str, float], n: int = 3) -> str:
+    """'largest terms of the step: compute 74%, memory_bound 10%, tp_comm 8%'."""
+    total = sum(breakdown.values()) or 1.0
+    ranked = sorted(breakdown.items(), key=lambda kv: -kv[1])
+    return "largest terms of the step: " + ", ".join(f"{k} {v / total:.0%}" for k, v in ranked[:n] if v > 0)
+
+
 def bottleneck_view(compute: dict[str, Any], storage: dict[str, Any] | None,
                     reliability: dict[str, Any] | None) -> dict[str, Any]:
     """Shares of the step, the MFU waterfall and a one-line verdict, from the compiled layers."""

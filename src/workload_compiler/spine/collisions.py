@@ -15,6 +15,7 @@ from typing import Any
 from ..arch.counts import param_counts
 from ..arch.model import ModelArch
 from ..catalog.loader import Catalog
+from ..errors import WkcError
 from ..intake.training import TrainingWorkload
 from ..units import format_count, format_duration, format_power
 from .result import ComputeLayer, ObjectiveLayer, SystemSpec
@@ -91,7 +92,7 @@ def alternatives(w: TrainingWorkload, arch: ModelArch, spec: SystemSpec, catalog
     def variant(name: str, change: str, **updates: Any) -> None:
         try:
             alt = compile_fn(w.model_copy(update=updates, deep=True), catalog)
-        except Exception as exc:  # an alternative that cannot be compiled is reported, not fatal
+        except WkcError as exc:  # a variant the tool cannot compile is reported, not fatal
             out.append({"name": name, "change": change, "feasible": False, "binding": str(exc)})
             return
         out.append(_summary(name, change, alt, target))
@@ -130,7 +131,8 @@ def alternatives(w: TrainingWorkload, arch: ModelArch, spec: SystemSpec, catalog
     if w.facility.power is not None and (w.facility.cooling or "air") == "air":
         variant("liquid cooling", "direct liquid cooling: lower PUE and denser racks in the same hall",
                 facility=w.facility.model_copy(update={"cooling": "dlc", "rack_power": None, "pue": None}),
-                compute=pins_free)
+                # a pinned GPU count stays; otherwise the cooler hall decides how many GPUs fit
+                compute=same if w.compute.gpus is not None else rescaled.model_copy(update={"gpus": None}))
     return out
 
 

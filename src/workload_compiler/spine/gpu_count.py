@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from ..arch.counts import training_flops_per_token
 from ..arch.model import ModelArch
 from ..catalog.loader import Catalog
 from ..errors import Infeasible, InputError
@@ -18,14 +18,17 @@ from ..facility import Hall, fit_hall
 from ..intake.common import ParallelismIntake
 from ..intake.training import TrainingWorkload
 from ..perf.layout import Hardware, TrainingSetup
-from ..perf.objective import gpu_ladder, gpus_for_deadline, min_gpus_for_flops
+from ..perf.objective import gpu_ladder
 from ..planner.capacity import fewest_gpus_to_hold
+from ..planner.deadline import DEFAULT_MAX_GPUS, plan_for_deadline
+from ..planner.published import best_published_mfu
 from ..planner.result import PlanResult
 from ..planner.search import search
 from ..provenance import Trace
 from .training_defaults import TrainingRunResolved
 
-MAX_SEARCH_GPUS = 1_048_576
+MAX_SEARCH_GPUS = DEFAULT_MAX_GPUS
+TOP_K = 5   # layouts kept per search: the best and four runners-up for the report
 # A hall pinned without a per-rack limit: the cooling type's own density limit applies.
 UNBOUNDED_RACK_W = 1e9
 
@@ -63,58 +66,70 @@ def hall_capacity(w: TrainingWorkload, hw: Hardware, catalog: Catalog, trace: Tr
     return int(trace.derived("facility.hall_gpus", fit.gpus, f"hall fit ({fit.binding} binds): {fit.detail}"))
 
 
+@dataclass(frozen=True, kw_only=True)
+class GpuChoice:
+    """The GPU count, the count the deadline would need when a cap binds, and the planner search at
+    `gpus` when choosing it already ran one (so the spine does not search the same count twice)."""
+
+    gpus: int
+    needed: int | None = None
+    plan: PlanResult | None = None
+    for_deadline: bool = False        # chosen as the fewest that meet the deadline
+
+
 def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, setup: TrainingSetup,
-                hw: Hardware, catalog: Catalog, trace: Trace) -> tuple[int, int | None]:
-    """The GPU count, by precedence: given > implied by pins > needed for the deadline > what a hall
-    holds > the fewest that hold the model. Also the count the deadline needs when a cap binds."""
+                hw: Hardware, catalog: Catalog, trace: Trace, deadline_s: float | None = None) -> GpuChoice:
+    """The GPU count, by precedence: given > implied by pins > needed for the deadline > what a cap
+    or hall holds > the fewest whole nodes that hold the model. `deadline_s` is the steady-state
+    time the search aims at (default: target.time_to_train; the spine tightens it by the goodput)."""
     pins = w.compute.parallelism
     implied = check_pins(pins, arch, w.compute.gpus)
     if w.compute.gpus is not None:
-        return trace.given("compute.gpus", w.compute.gpus), None
+        return GpuChoice(gpus=trace.given("compute.gpus", w.compute.gpus))
     if implied is not None:
-        return trace.derived("compute.gpus", implied, "tp x pp x cp x dp of the pinned layout"), None
+        return GpuChoice(gpus=trace.derived("compute.gpus", implied, "tp x pp x cp x dp of the pinned layout"))
+    published = best_published_mfu(hw.accelerator_id, run.precision)
     cache: dict[int, PlanResult] = {}
 
     def plan(n: int) -> PlanResult:
         if n not in cache:
-            cache[n] = search(arch, setup, hw, n, pins, top_k=1)
+            cache[n] = search(arch, setup, hw, n, pins, top_k=TOP_K, published_mfu=published)
         return cache[n]
-
-    def best_tps(n: int) -> float:
-        best = plan(n).best
-        return best.tokens_per_s if best else 0.0
 
     caps = [c for c in (w.compute.max_gpus, hall_capacity(w, hw, catalog, trace)) if c is not None]
     cap = min(caps) if caps else MAX_SEARCH_GPUS
-    deadline = w.target.time_to_train
+    deadline = deadline_s if deadline_s is not None else w.target.time_to_train
     if deadline is not None:
-        flops = training_flops_per_token(arch, run.seq_len) * run.tokens
-        peak = hw.peak_flops_bf16 if run.precision in ("bf16", "fp16") else (hw.peak_flops_fp8 or hw.peak_flops_bf16)
-        floor = min_gpus_for_flops(flops, deadline, peak)
+        def for_deadline(limit: int) -> int | None:
+            dl = plan_for_deadline(arch, setup, hw, tokens=run.tokens, deadline_s=deadline, pins=pins,
+                                   max_gpus=limit, top_k=TOP_K, published_mfu=published)
+            cache.update(dl.searches)
+            return dl.gpus
 
-        def needed(limit: int) -> int | None:
-            return gpus_for_deadline(run.tokens, deadline, best_tps, node_gpus=hw.gpus_per_node,
-                                     start_gpus=min(floor, limit), max_gpus=limit).gpus
-
-        found = needed(cap)
+        found = for_deadline(cap)
         if found is not None:
-            return trace.derived("compute.gpus", found,
-                                 "fewest GPUs whose best layout meets target.time_to_train"), None
-        uncapped = needed(MAX_SEARCH_GPUS) if cap < MAX_SEARCH_GPUS else None
+            return GpuChoice(gpus=trace.derived("compute.gpus", found,
+                                                "fewest GPUs whose best layout meets target.time_to_train "
+                                                "after failures (goodput)"),
+                             plan=cache[found], for_deadline=True)
+        uncapped = for_deadline(MAX_SEARCH_GPUS) if cap < MAX_SEARCH_GPUS else None
         largest = _largest_plannable(cap, hw, plan)
-        if largest is not None:
-            why = "deadline unreachable within the GPU cap: the largest count that has a layout"
-            return trace.derived("compute.gpus", largest, why), uncapped
-        raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap))
+        if largest is None:
+            raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap))
+        why = "deadline unreachable within the GPU cap: the largest count that has a layout"
+        return GpuChoice(gpus=trace.derived("compute.gpus", largest, why), needed=uncapped, plan=cache[largest])
     if caps:
         largest = _largest_plannable(cap, hw, plan)
         if largest is None:
             raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap))
-        return trace.derived("compute.gpus", largest, "the most GPUs the cap or hall allows that have a layout"), None
+        return GpuChoice(gpus=trace.derived("compute.gpus", largest,
+                                            "the most GPUs the cap or hall allows that have a layout"),
+                         plan=cache[largest])
     n = hw.gpus_per_node
     while n <= cap:
         if plan(n).best is not None:
-            return trace.derived("compute.gpus", n, "fewest whole nodes with a layout that fits in memory"), None
+            return GpuChoice(gpus=trace.derived("compute.gpus", n, "fewest whole nodes with a layout that fits"),
+                             plan=cache[n])
         n *= 2
     detail = plan(n // 2).infeasible
     raise Infeasible("memory", f"no layout fits on up to {cap:,} {hw.accelerator_id} GPUs"

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..arch.counts import param_counts
 from ..arch.model import ModelArch
-from ..catalog.loader import Catalog
+from ..catalog.loader import Catalog, package_yaml
 from ..catalog.schema import Switch, System
 from ..errors import InputError
 from ..fabric import FabricLayer, plan_fabric_for_system
@@ -27,13 +27,13 @@ from ..storage.plan import StorageLayer, plan_storage_and_reliability
 # GB200 RA: 8 NVL72 racks (144 compute trays) per SU. reference/infrastructure.md §1.1.
 SU_NODES_8GPU = 32
 SU_TRAYS_NVL72 = 144
-# DGX H100/B200 cable their 8 compute ports through 4 twin-port OSFP cages (RA Table 1).
-DGX_PORTS_PER_TRANSCEIVER = 2
 
 
 def default_switch(system: System, catalog: Catalog, pinned: str | None, trace: Trace) -> Switch:
     if pinned is not None:
-        return trace.given("fabric.switch", catalog.switch(pinned))  # type: ignore[no-any-return]
+        switch = catalog.switch(pinned)
+        trace.given("fabric.switch", switch.id)
+        return switch
     switch_id = "quantum-x800-q3400" if system.scale_out_nic_bits_per_s > 400e9 else "quantum2-qm9700"
     trace.assumed("fabric.switch", switch_id,
                   "InfiniBand of the node's NIC speed: NDR QM9700 for 400G, XDR Q3400 for 800G (SuperPOD RAs)")
@@ -74,32 +74,42 @@ def build_fabric(system: System, catalog: Catalog, intake: InfrastructureIntake,
     else:
         su = SU_TRAYS_NVL72 if rack_scale else SU_NODES_8GPU
         trace.assumed("fabric.su_nodes", su, "DGX SuperPOD scalable unit: 32 nodes, or 8 NVL72 racks (144 trays)")
-    ports_per_tx = DGX_PORTS_PER_TRANSCEIVER if system.gpus_per_node == 8 else 1
+    # The RA's convention (catalog/data/fabric_networks.yaml): 8-GPU DGX nodes cable their compute
+    # ports through twin-port transceivers. (Its UFM ports belong to the 31-node SUs of RA Table 4;
+    # the 32-node SUs built here follow Table 3, which has none.)
+    rules = package_yaml("fabric_networks.yaml")["compute"]
+    ports_per_tx = int(rules["dgx_node_ports_per_transceiver"]["value"]) if system.gpus_per_node == 8 else 1
+    # The scale-up bandwidth per GPU is the system's where it sets one, else the accelerator's.
+    scale_up = (system.scale_up_bandwidth_bytes_per_s
+                or catalog.accelerator(system.accelerator).scale_up_bandwidth_bytes_per_s)
     fabric = plan_fabric_for_system(
         system, switch, gpus=gpus, tp=layout["tp"], pp=layout["pp"], dp=layout["dp"], cp=layout["cp"],
         ep=layout["ep"], etp=layout["etp"], su_nodes=su, node_ports_per_transceiver=ports_per_tx,
+        scale_up_bytes_per_s_per_gpu=scale_up,
         oversubscription=intake.fabric.oversubscription or 1.0, ep_rdma_bytes_per_step=ep_bytes_per_step)
     _record(trace, fabric.assumptions, fabric.formulas)
     return fabric, switch
 
 
-def build_facility(system: System, fabric: FabricLayer, switch: Switch, intake: InfrastructureIntake, *,
-                   gpus: int, trace: Trace) -> FacilityLayer:
+def build_facility(system: System, fabric: FabricLayer | None, switch: Switch | None,
+                   intake: InfrastructureIntake, *, gpus: int, trace: Trace) -> FacilityLayer:
+    """Layer 6 for `gpus` GPUs of `system`. The bill of network gear comes from the fabric layer's
+    counts; without a fabric (one node), or with a switch that has no published power, the
+    facility layer's reference bill is used and recorded as an assumption."""
     data = facility_data()
     unit = SystemUnit.from_system(system, data)
     units = -(-gpus // unit.gpus)
-    so = fabric.scale_out
-    nets = fabric.networks
     equipment: Any = None
-    try:
-        equipment = bill_from_counts(gpus=gpus, data=data, switches=[
-            ("compute fabric", switch.id, so.switches, so.transceivers.switch),
-            ("storage fabric", nets.storage.switch, nets.storage.switches, 0),
-            ("in-band", nets.in_band.switch, nets.in_band.switches, 0),
-            ("out-of-band", nets.out_of_band.switch, nets.out_of_band.switches, 0)])
-    except InputError:
-        # A switch without a published power figure: fall back to the reference bill (assumed).
-        equipment = None
+    if fabric is not None and switch is not None:
+        so, nets = fabric.scale_out, fabric.networks
+        try:
+            equipment = bill_from_counts(gpus=gpus, data=data, switches=[
+                ("compute fabric", switch.id, so.switches, so.transceivers.switch),
+                ("storage fabric", nets.storage.switch, nets.storage.switches, 0),
+                ("in-band", nets.in_band.switch, nets.in_band.switches, 0),
+                ("out-of-band", nets.out_of_band.switch, nets.out_of_band.switches, 0)])
+        except InputError:
+            equipment = None
     f = intake.facility
     layer = size_facility(unit, units, equipment=equipment, cooling=f.cooling, pue=f.pue,
                           rack_power_limit_w=f.rack_power, data=data)
@@ -108,6 +118,19 @@ def build_facility(system: System, fabric: FabricLayer, switch: Switch, intake: 
     for path, prov in layer.provenance.items():
         trace.provenance.setdefault(path, prov)
     return layer
+
+
+def build_software(intake: InfrastructureIntake, accelerator_vendor: str, kind: str, *, fabric: FabricLayer | None,
+                   multi_node: bool, trace: Trace) -> SoftwareLayer:
+    """The software & access layer; the RDMA transport follows the compute fabric when there is one."""
+    infiniband = fabric is None or "infiniband" in fabric.scale_out.technology.lower()
+    software = plan_software(accelerator_vendor=accelerator_vendor, workload_kind=kind,
+                             access_model=intake.software.access_model,
+                             transport="infiniband" if infiniband else "ethernet", multi_node=multi_node,
+                             gpudirect_storage=intake.storage.gpudirect_storage)
+    for a in software.assumptions:
+        trace.assumed(a.field, a.value, a.why)
+    return software
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,15 +155,14 @@ def build_training_infrastructure(
                       "micro-batches x MoE layers/pp x 4 all-to-alls x tokens x top_k x h x 2 B x (ep-1)/ep")
     fabric, switch = build_fabric(system, catalog, intake, gpus=gpus, layout=layout, trace=trace,
                                   ep_bytes_per_step=ep_bytes or None)
-    params, expert_params, vocab_size = counts.total, counts.expert_params, arch.vocab_size
     s, r = intake.storage, intake.reliability
     storage, reliability = plan_storage_and_reliability(
-        gpus=gpus, gpus_per_node=system.gpus_per_node, params=params, expert_params=expert_params,
+        gpus=gpus, gpus_per_node=system.gpus_per_node, params=counts.total, expert_params=counts.expert_params,
         tp=layout["tp"], pp=layout["pp"], dp=layout["dp"], cp=layout["cp"], ep=layout["ep"], etp=layout["etp"],
         zero=layout["zero_stage"],
         dataset_tokens=None if s.dataset_samples else (s.dataset_tokens or tokens),
         tokens_per_s=None if s.dataset_samples else tokens_per_s,
-        vocab_size=vocab_size, token_bytes=s.token_bytes,
+        vocab_size=arch.vocab_size, token_bytes=s.token_bytes,
         dataset_samples=s.dataset_samples, sample_bytes=s.sample_size,
         samples_per_s=(tokens_per_s if s.dataset_samples else None),
         tier=s.tier, write_bytes_per_s=s.write_bandwidth, checkpoint_mode=s.checkpoint_mode,
@@ -154,13 +176,8 @@ def build_training_infrastructure(
     for key, value in (("tier", s.tier), ("checkpoint_mode", s.checkpoint_mode)):
         if value is not None:
             trace.given(f"storage.{key}", value)
-    infiniband = "infiniband" in fabric.scale_out.technology.lower()
-    software = plan_software(accelerator_vendor=accelerator_vendor, workload_kind="training",
-                             access_model=intake.software.access_model,
-                             transport="infiniband" if infiniband else "ethernet",
-                             multi_node=gpus > system.gpus_per_node, gpudirect_storage=s.gpudirect_storage)
-    for a in software.assumptions:
-        trace.assumed(a.field, a.value, a.why)
+    software = build_software(intake, accelerator_vendor, "training", fabric=fabric,
+                              multi_node=gpus > system.gpus_per_node, trace=trace)
     facility = build_facility(system, fabric, switch, intake, gpus=gpus, trace=trace)
     return Infrastructure(fabric=fabric, storage=storage, reliability=reliability, software=software,
                           facility=facility)

@@ -5,20 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
 from ..catalog.loader import Catalog
 from ..errors import InputError
+from ..intake.hpc import HpcWorkload
+from ..intake.inference import InferenceWorkload
 from ..intake.infrastructure import InfrastructureIntake
 from ..provenance import Trace
-from ..software import plan_software
-from .infrastructure import build_fabric, build_facility, layer_dict
+from .infrastructure import build_fabric, build_facility, build_software, layer_dict
 from .result import SystemSpec
 
 
-def _layers_below(spec: SystemSpec, workload: BaseModel, catalog: Catalog, kind: str, trace: Trace) -> None:
+def _layers_below(spec: SystemSpec, w: InfrastructureIntake, catalog: Catalog, kind: str, trace: Trace) -> None:
     """Fabric, software and facility for the compute the archetype chose (gpus, system, layout)."""
-    w = workload if isinstance(workload, InfrastructureIntake) else InfrastructureIntake()
     compute = spec.compute if isinstance(spec.compute, dict) else None
     if not spec.feasible or not compute or not compute.get("gpus"):
         return
@@ -31,28 +29,17 @@ def _layers_below(spec: SystemSpec, workload: BaseModel, catalog: Catalog, kind:
         # the decode pool's TP group; only placement checks depend on the shape.
         tp, pp = (tp, 1) if gpus % tp == 0 else (1, 1)
     layout = {"tp": tp, "pp": pp, "dp": gpus // (tp * pp), "cp": 1, "ep": int(par.get("ep", 1)), "etp": 1}
+    fabric = switch = None
     try:
         if gpus > system.gpus_per_node:
             fabric, switch = build_fabric(system, catalog, w, gpus=gpus, layout=layout, trace=trace)
             spec.fabric = layer_dict(fabric)
-            spec.facility = layer_dict(build_facility(system, fabric, switch, w, gpus=gpus, trace=trace))
-        else:
-            from ..facility import SystemUnit, facility_data, size_facility
-            unit = SystemUnit.from_system(system, facility_data())
-            f = w.facility
-            layer = size_facility(unit, -(-gpus // unit.gpus), cooling=f.cooling, pue=f.pue,
-                                  rack_power_limit_w=f.rack_power)
-            spec.facility = layer_dict(layer)
-            for a in layer.assumptions:
-                trace.assumed(a.field, a.value, a.why)
-    except InputError as exc:
+        spec.facility = layer_dict(build_facility(system, fabric, switch, w, gpus=gpus, trace=trace))
+    except InputError as exc:  # e.g. a system without a published node power: say so, do not guess
         spec.facility = {"note": f"not sized: {exc}"}
-    software = plan_software(accelerator_vendor=catalog.accelerator(compute["accelerator"]).vendor,
-                             workload_kind=kind, access_model=w.software.access_model,
-                             multi_node=gpus > system.gpus_per_node)
+    software = build_software(w, catalog.accelerator(compute["accelerator"]).vendor, kind, fabric=fabric,
+                              multi_node=gpus > system.gpus_per_node, trace=trace)
     spec.software = layer_dict(software)
-    for a in software.assumptions:
-        trace.assumed(a.field, a.value, a.why)
 
 
 def _spec(kind: str, name: str | None, sections: dict[str, Any]) -> SystemSpec:
@@ -61,19 +48,19 @@ def _spec(kind: str, name: str | None, sections: dict[str, Any]) -> SystemSpec:
                       **{k: v for k, v in sections.items() if k in known})
 
 
-def compile_inference_spec(w: BaseModel, catalog: Catalog) -> SystemSpec:
+def compile_inference_spec(w: InferenceWorkload, catalog: Catalog) -> SystemSpec:
     from ..inference.compile import compile_inference
     trace = Trace()
-    spec = _spec("inference", getattr(w, "name", None), compile_inference(w, catalog, trace))  # type: ignore[arg-type]
+    spec = _spec("inference", w.name, compile_inference(w, catalog, trace))
     _layers_below(spec, w, catalog, "inference", trace)
     spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
     return spec
 
 
-def compile_hpc_spec(w: BaseModel, catalog: Catalog) -> SystemSpec:
+def compile_hpc_spec(w: HpcWorkload, catalog: Catalog) -> SystemSpec:
     from ..hpc.compile import compile_hpc
     trace = Trace()
-    spec = _spec("hpc", getattr(w, "name", None), compile_hpc(w, catalog, trace))  # type: ignore[arg-type]
+    spec = _spec("hpc", w.name, compile_hpc(w, catalog, trace))
     _layers_below(spec, w, catalog, "hpc", trace)
     spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
     return spec

@@ -18,13 +18,14 @@ from ..errors import Infeasible, InputError
 from ..intake.common import ComputeIntake, ParallelismIntake
 from ..intake.training import TrainingWorkload
 from ..perf.layout import Hardware, TrainingSetup
+from ..perf.step_time import gemm_precision
 from ..planner.published import best_published_mfu
 from ..planner.result import RankedLayout
 from ..planner.search import search
 from ..provenance import Trace
-from .bottleneck import bottleneck_view
+from .bottleneck import bottleneck_view, largest_step_terms
 from .collisions import alternatives, find_collisions
-from .gpu_count import choose_gpus
+from .gpu_count import TOP_K, GpuChoice, choose_gpus
 from .infrastructure import build_training_infrastructure, layer_dict
 from .result import ComputeLayer, ObjectiveLayer, ParallelismOut, SearchSummary, SystemSpec
 from .training_defaults import DEFAULT_ACCELERATOR, TrainingRunResolved, resolve_run
@@ -32,6 +33,7 @@ from .training_defaults import DEFAULT_ACCELERATOR, TrainingRunResolved, resolve
 STEP_FORMULA = "training step-time model (perf/step_time.py)"
 MEMORY_FORMULA = "training memory model (perf/memory.py)"
 PLANNER_FORMULA = "planner optimum: fastest layout that fits (planner/search.py)"
+GOODPUT_PASSES = 3   # deadline searches: the first aims at the raw target, the next at target x goodput
 
 
 def resolve_hardware(compute: ComputeIntake, catalog: Catalog, trace: Trace) -> Hardware:
@@ -53,35 +55,25 @@ def resolve_hardware(compute: ComputeIntake, catalog: Catalog, trace: Trace) -> 
     return catalog.hardware(acc.id, system.id)
 
 
-def check_precision(precision: str, hw: Hardware) -> None:
-    """FP8/FP4 training needs the accelerator's tensor cores for it; never emulate silently."""
-    if precision in ("fp8", "mxfp8") and hw.peak_flops_fp8 is None:
-        raise InputError("training.precision", precision, f"bf16 or fp16: {hw.accelerator_id} has no FP8 tensor cores")
-    if precision == "nvfp4" and hw.peak_flops_fp4 is None:
-        raise InputError("training.precision", precision, f"bf16 or fp8: {hw.accelerator_id} has no FP4 tensor cores")
+def check_precision(setup: TrainingSetup, hw: Hardware) -> None:
+    """FP8/FP4 training needs the accelerator's tensor cores for it; never emulate silently. The
+    step-time model's `gemm_precision` decides; this only names the intake field in the error."""
+    try:
+        gemm_precision(setup, hw)
+    except InputError as exc:
+        raise InputError("training.precision", setup.precision, exc.allowed) from None
 
 
 def _parallelism_provenance(pins: ParallelismIntake, trace: Trace) -> None:
-    names = {"tp": "tp", "pp": "pp", "dp": "dp", "cp": "cp", "ep": "ep", "etp": "etp", "vp": "vp",
-             "micro_batch_size": "micro_batch_size", "recompute": "recompute",
-             "sequence_parallel": "sequence_parallel", "zero_stage": "zero_stage"}
-    for key, attr in names.items():
-        path = f"compute.parallelism.{key}"
-        if getattr(pins, attr) is not None:
-            trace.given(path, getattr(pins, attr))
+    for key, value in pins.model_dump().items():
+        if value is not None:
+            trace.given(f"compute.parallelism.{key}", value)
         else:
-            trace.derived(path, None, PLANNER_FORMULA)
+            trace.derived(f"compute.parallelism.{key}", None, PLANNER_FORMULA)
 
 
-def bottleneck(breakdown: dict[str, float]) -> str:
-    total = sum(breakdown.values()) or 1.0
-    ranked = sorted(breakdown.items(), key=lambda kv: -kv[1])
-    top = ", ".join(f"{k} {v / total:.0%}" for k, v in ranked[:3] if v > 0)
-    return f"largest terms of the step: {top}"
-
-
-def compute_layer(best: RankedLayout, hw: Hardware, w: TrainingWorkload, gpus: int, trace: Trace,
-                  warnings: list[str], mfu_basis: str) -> ComputeLayer:
+def compute_layer(best: RankedLayout, hw: Hardware, accelerator_name: str, w: TrainingWorkload, gpus: int,
+                  trace: Trace, warnings: list[str], mfu_basis: str) -> ComputeLayer:
     nodes = math.ceil(gpus / hw.gpus_per_node)
     trace.derived("compute.nodes", nodes, "ceil(gpus / gpus_per_node)")
     _parallelism_provenance(w.compute.parallelism, trace)
@@ -92,7 +84,7 @@ def compute_layer(best: RankedLayout, hw: Hardware, w: TrainingWorkload, gpus: i
     for key in ("memory_per_gpu_bytes", "memory_breakdown_bytes", "memory_headroom_bytes"):
         trace.derived(f"compute.{key}", None, MEMORY_FORMULA)
     return ComputeLayer(
-        accelerator=hw.accelerator_id, accelerator_name=hw.accelerator_id, system=hw.system_id, gpus=gpus,
+        accelerator=hw.accelerator_id, accelerator_name=accelerator_name, system=hw.system_id, gpus=gpus,
         nodes=nodes, gpus_per_node=hw.gpus_per_node,
         parallelism=ParallelismOut(tp=best.tp, pp=best.pp, dp=best.dp, cp=best.cp, ep=best.ep, etp=best.etp,
                                    vp=best.vp, micro_batch_size=best.micro_batch_size, recompute=best.recompute,
@@ -102,7 +94,7 @@ def compute_layer(best: RankedLayout, hw: Hardware, w: TrainingWorkload, gpus: i
         mfu=best.mfu, mfu_basis=mfu_basis, memory_per_gpu_bytes=best.memory_per_gpu_bytes,
         memory_breakdown_bytes=best.memory_breakdown_bytes, hbm_bytes=hw.hbm_bytes,
         memory_headroom_bytes=hw.hbm_bytes - best.memory_per_gpu_bytes,
-        bottleneck=bottleneck(best.step_breakdown_s), warnings=warnings)
+        bottleneck=largest_step_terms(best.step_breakdown_s), warnings=warnings)
 
 
 def objective_layer(arch: ModelArch, run: TrainingRunResolved, best: RankedLayout | None, w: TrainingWorkload,
@@ -153,28 +145,12 @@ def add_infrastructure(spec: SystemSpec, w: TrainingWorkload, arch: ModelArch, h
         spec.objective.meets_target = bool(adjusted <= spec.objective.time_to_train_target_s)
 
 
-def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives: bool = True) -> SystemSpec:
-    trace = Trace()
-    arch = resolve_model(w.model, trace, "model")
-    run = resolve_run(w, arch, trace)
-    hw = resolve_hardware(w.compute, catalog, trace)
-    check_precision(run.precision, hw)
-    setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size, precision=run.precision)
-    spec = SystemSpec(kind="training", name=w.name or arch.name)
-    needed: int | None = None
-    try:
-        gpus, needed = choose_gpus(w, arch, run, setup, hw, catalog, trace)
-    except Infeasible as exc:
-        spec.feasible, spec.binding_constraint = False, f"{exc.binding}: {exc.detail}"
-        spec.objective = objective_layer(arch, run, None, w, trace)
-        spec.collisions = [{"constraint": exc.binding, "detail": exc.detail}]
-        if with_alternatives:
-            spec.alternatives = alternatives(
-                w, arch, spec, catalog, lambda v, c: compile_training(v, c, with_alternatives=False), None)
-        spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
-        return spec
-    plan = search(arch, setup, hw, gpus, w.compute.parallelism, top_k=5,
-                  published_mfu=best_published_mfu(hw.accelerator_id, run.precision))
+def _compile_at(spec: SystemSpec, choice: GpuChoice, w: TrainingWorkload, arch: ModelArch,
+                run: TrainingRunResolved, setup: TrainingSetup, hw: Hardware, catalog: Catalog,
+                trace: Trace) -> RankedLayout | None:
+    """Fill the spec's layers for the chosen GPU count; the best layout, or None when none fits."""
+    plan = choice.plan or search(arch, setup, hw, choice.gpus, w.compute.parallelism, top_k=TOP_K,
+                                 published_mfu=best_published_mfu(hw.accelerator_id, run.precision))
     spec.search = SearchSummary(evaluated=plan.evaluated, seconds=plan.seconds, rejected=plan.rejected,
                                 alternatives=[layout.to_dict() for layout in plan.layouts[1:]])
     best = plan.best
@@ -183,15 +159,52 @@ def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives
         binding, detail = plan.infeasible or ("memory", "no layout fits")
         spec.feasible, spec.binding_constraint = False, f"{binding}: {detail}"
         spec.collisions = [{"constraint": binding, "detail": detail}]
-    else:
-        basis = "fp8 dense peak" if run.precision in ("fp8", "mxfp8") else (
-            "fp4 dense peak" if run.precision == "nvfp4" else "bf16 dense peak")
-        spec.compute = compute_layer(best, hw, w, gpus, trace, list(plan.warnings), basis)
-        add_infrastructure(spec, w, arch, hw, catalog, best, run, trace)
-        spec.collisions = find_collisions(spec, w, needed)
+        return None
+    basis = "fp8 dense peak" if run.precision in ("fp8", "mxfp8") else (
+        "fp4 dense peak" if run.precision == "nvfp4" else "bf16 dense peak")
+    name = catalog.accelerator(hw.accelerator_id).name
+    spec.compute = compute_layer(best, hw, name, w, choice.gpus, trace, list(plan.warnings), basis)
+    add_infrastructure(spec, w, arch, hw, catalog, best, run, trace)
+    return best
+
+
+def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives: bool = True) -> SystemSpec:
+    trace = Trace()
+    arch = resolve_model(w.model, trace, "model")
+    run = resolve_run(w, arch, trace)
+    hw = resolve_hardware(w.compute, catalog, trace)
+    setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size, precision=run.precision)
+    check_precision(setup, hw)
+
+    def recompile(variant: TrainingWorkload, cat: Catalog) -> SystemSpec:
+        return compile_training(variant, cat, with_alternatives=False)
+
+    # The deadline is met after failures: the search aims at the steady-state time that the goodput
+    # of the cluster it picks turns into the target (a fixed point, reached in two or three passes).
+    target = w.target.time_to_train
+    aim = target
+    for _ in range(GOODPUT_PASSES):
+        spec = SystemSpec(kind="training", name=w.name or arch.name)
+        try:
+            choice = choose_gpus(w, arch, run, setup, hw, catalog, trace, deadline_s=aim)
+        except Infeasible as exc:
+            spec.feasible, spec.binding_constraint = False, f"{exc.binding}: {exc.detail}"
+            spec.objective = objective_layer(arch, run, None, w, trace)
+            spec.collisions = [{"constraint": exc.binding, "detail": exc.detail}]
+            if with_alternatives:
+                spec.alternatives = alternatives(w, arch, spec, catalog, recompile, None)
+            spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
+            return spec
+        best = _compile_at(spec, choice, w, arch, run, setup, hw, catalog, trace)
+        objective = spec.objective if isinstance(spec.objective, ObjectiveLayer) else None
+        adjusted = objective.goodput_adjusted_time_to_train_s if objective else None
+        if best is None or not choice.for_deadline or target is None or adjusted is None or adjusted <= target:
+            break
+        # just under target x goodput, so a count that meets it only to rounding is not taken again
+        aim = target * float((spec.reliability or {}).get("goodput", 1.0)) * 0.999
+    if spec.compute is not None:
+        spec.collisions = find_collisions(spec, w, choice.needed)
         if spec.collisions and with_alternatives:
-            spec.alternatives = alternatives(
-                w, arch, spec, catalog,
-                lambda v, c: compile_training(v, c, with_alternatives=False), needed)
+            spec.alternatives = alternatives(w, arch, spec, catalog, recompile, choice.needed)
     spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
     return spec

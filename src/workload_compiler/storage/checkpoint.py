@@ -25,7 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InputError
-from ..fabric._base import require_choice, require_int, require_positive
+from ..fabric._base import require_choice, require_int, require_layout, require_positive
 
 Mode = Literal["sync", "async"]
 
@@ -72,13 +72,10 @@ def checkpoint_state(
     experts = require_positive("model.expert_params", expert_params, allow_zero=True)
     if experts > total:
         raise InputError("model.expert_params", expert_params, f"at most the total parameters ({total:g})")
-    tp, pp, dp, cp, ep, etp = (require_int(f"compute.parallelism.{n}", v) for n, v in
-                               (("tp", tp), ("pp", pp), ("dp", dp), ("cp", cp), ("ep", ep), ("etp", etp)))
+    tp, pp, dp, cp, ep, etp = require_layout(tp, pp, dp, cp, ep, etp)
     zero = require_int("compute.parallelism.zero_stage", zero, minimum=0)
     if zero > 3:
         raise InputError("compute.parallelism.zero_stage", zero, "0, 1, 2 or 3")
-    if (tp * cp * dp) % (ep * etp):
-        raise InputError("compute.parallelism.ep", ep, "ep x etp must divide tp x cp x dp")
     w = require_positive("storage.checkpoint_weight_bytes", weight_bytes)
     opt = (require_positive("storage.checkpoint_master_bytes", master_bytes, allow_zero=True)
            + require_positive("storage.checkpoint_moment_bytes", moment_bytes, allow_zero=True))
@@ -107,12 +104,15 @@ def checkpoint_write(
     aggregate_write_bytes_per_s: float,
     node_write_bytes_per_s: float,
     node_network_bytes_per_s: float | None = None,
+    host_path_bytes_per_s_per_node: float,
+    device_to_host_bytes_per_s_per_gpu: float,
     mode: str = "sync",
     gds: bool = False,
-    host_path_bytes_per_s_per_node: float = 50e9,
-    device_to_host_bytes_per_s_per_gpu: float = 50e9,
 ) -> CheckpointWrite:
-    """write_s = bytes / min(aggregate, writers x per-node limit); stall by mode (see module doc)."""
+    """write_s = bytes / min(aggregate, writers x per-node limit); stall by mode (see module doc).
+
+    The host bounce-path and device->host rates have no default here: their sourced values live in
+    catalog/data/storage_tiers.yaml `defaults` (plan.py passes them and records the assumptions)."""
     size = require_positive("storage.checkpoint_bytes", checkpoint_bytes)
     gpus = require_int("compute.gpus", gpus)
     writers = require_int("storage.writer_nodes", writer_nodes)

@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..fabric._base import assume, package_yaml, require_int, require_positive
+from ..catalog.loader import package_yaml
+from ..fabric._base import assume, require_int, require_positive
 from ..provenance import Assumption
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..catalog.loader import package_yaml
 from ..errors import InputError
-from ..fabric._base import Traced, assume, package_yaml, require_int, require_positive
+from ..fabric._base import Traced, assume, require_int, require_positive
 from ..provenance import Assumption
 from ..reliability import ReliabilityLayer, plan_reliability
 from .checkpoint import CheckpointState, CheckpointWrite, checkpoint_state, checkpoint_write

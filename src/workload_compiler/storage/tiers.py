@@ -13,8 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ..catalog.loader import package_yaml
 from ..errors import InputError
-from ..fabric._base import package_yaml, require_int, require_positive
+from ..fabric._base import require_int, require_positive
 
 TIER_ORDER = ("good", "better", "best")
 

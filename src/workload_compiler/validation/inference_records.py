@@ -24,7 +24,7 @@ from ..inference.device import serving_device
 from ..inference.engines import Engine, engine
 from ..inference.layout import ServingLayout
 from ..inference.memory import GIB, memory_plan, visible_memory_bytes
-from ..inference.model import ServedModel, served_model
+from ..inference.model import KV_DTYPE_BYTES, ServedModel, served_model
 from ..inference.performance import Device
 from ..inference.serving import offline_point
 from .report import Row, SkippedRow
@@ -34,6 +34,9 @@ MODEL_PRESETS = {"Llama 3.3 70B": "llama3.3-70b", "Llama 3.1 405B": "llama3.1-40
 ACCELERATORS = {"H200-SXM-141GB": "h200-sxm", "H100-SXM-80GB": "h100-sxm"}
 # perf-overview.md: "In many cases, we also use ... --kv_cache_free_gpu_mem_fraction 0.95".
 TRTLLM_BENCH_KV_FRACTION = 0.95
+# tensorrt_llm/bench/build/tuning.py calc_engine_setting(kv_cache_gpu_mem_fraction=0.95): the
+# share of (GPU memory - engine size) trtllm-bench's batch and token heuristic fills with KV.
+TUNING_KV_FRACTION = 0.95
 ASSUMPTIONS = (
     "weights FP8 (ModelOpt checkpoint: linear layers FP8, embedding and lm_head BF16)",
     "KV cache FP8 (ModelOpt hf_quant_config kv_cache_quant_algo FP8)",
@@ -70,12 +73,11 @@ def trtllm_bench_caps(m: ServedModel, tp: int, pp: int, isl: int, osl: int,
     engine size) at ISL+OSL each, capped at 4096 and rounded up; tokens = batch x (1 + ISL/OSL)
     capped at 32768 and rounded up (minimum 2048)."""
     a = m.arch
-    kv_heads = max(tp, a.kv_heads)
-    kv_per_token = 2 * a.layers * kv_heads * a.head_dim * (m.kv_bytes_per_token / a.layers / 2
-                                                            / a.kv_heads / a.head_dim)
-    engine_bytes = m.total_params * (m.linear_bytes_per_param)
+    kv_heads = max(tp, a.kv_heads)   # tuning.py sizes the KV of TP-replicated heads (GQA models only)
+    kv_per_token = 2 * a.layers * kv_heads * a.head_dim * KV_DTYPE_BYTES[m.kv_dtype]
+    engine_bytes = m.total_params * m.linear_bytes_per_param   # tuning.py: params x BYTES_PER_ELEM
     free = visible_memory_bytes(device_memory_bytes) * tp * pp - engine_bytes
-    requests = 0.95 * free / (kv_per_token * (isl + osl))
+    requests = TUNING_KV_FRACTION * free / (kv_per_token * (isl + osl))
     raw_bs = min(requests, 4096) / pp
     if raw_bs < 256:
         max_bs = max(64, 32 * math.ceil(raw_bs / 32))

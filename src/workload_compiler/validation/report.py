@@ -54,7 +54,7 @@ class GroupSummary:
     @property
     def max_abs_error(self) -> float:
         """Largest absolute error of the group, in percent."""
-        return float(max(abs(r.error) for r in self.rows) * 100.0)
+        return max_abs_error(self.rows)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,13 +72,19 @@ class Report:
 
     @property
     def overall_max_abs_error(self) -> float:
-        return float(max((abs(r.error) for r in self.rows), default=0.0) * 100.0)
+        return max_abs_error(self.rows)
 
 
 def mape(rows: list[Row]) -> float:
+    """Mean absolute percentage error of the rows, in percent; NaN when there are none."""
     if not rows:
         return float("nan")
     return float(np.mean([abs(r.error) for r in rows]) * 100.0)
+
+
+def max_abs_error(rows: list[Row]) -> float:
+    """Largest absolute error of the rows, in percent; 0 when there are none."""
+    return float(max((abs(r.error) for r in rows), default=0.0) * 100.0)
 
 
 def summarize(rows: list[Row], skipped: list[SkippedRow], group: str | None = None) -> Report:

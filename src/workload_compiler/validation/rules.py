@@ -30,6 +30,8 @@ GROUP_RULES: dict[str, GroupRule] = {
     # 2021 Megatron-LM: fp32 gradient all-reduce, no distributed optimizer, no sequence parallel.
     "narayanan2021": GroupRule(zero=0, flops_definition="narayanan_eq3", sequence_parallel=False,
                                flash_attention=False),
+    # 2022 Megatron-LM (the paper that introduced sequence parallelism): still no distributed
+    # optimizer and unfused softmax attention.
     "korthikanti2022": GroupRule(zero=0, flops_definition=None, flash_attention=False),
     # Megatron-Core README weak scaling: distributed optimizer and overlap flags on (record notes);
     # Megatron's selective recompute (--recompute-activations) assumed.
@@ -41,6 +43,8 @@ GROUP_RULES: dict[str, GroupRule] = {
     "nemo_longseq": GroupRule(zero=1, flops_definition="nemo_noncausal"),
     "mbridge": _NVIDIA,
     "dgxc": _NVIDIA,
+    # torchtitan: FSDP2 (ZeRO-3); its interleaved schedules build two stages per rank
+    # (torchtitan parallelisms/pipeline.py, as in tests/unit/test_memory_calibration.py).
     "torchtitan": GroupRule(zero=3, flops_definition=None, vp_default=2),
     # IBM fms-fsdp blog: 400 Gb/s (A100) and 800 Gb/s (H100) inter-node per node.
     "ibm_fsdp": GroupRule(zero=3, flops_definition=None, sequence_parallel=False,

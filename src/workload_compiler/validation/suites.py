@@ -54,13 +54,10 @@ def inference_suite(calibration_dir: Path) -> tuple[list[Row], list[SkippedRow]]
 
 
 def hpc_suite(calibration_dir: Path) -> tuple[list[Row], list[SkippedRow]]:
-    """HPC records (hpc_public.yaml) as report rows; the application is the group."""
+    """HPC records (calibration/hpc_*.yaml) as report rows; the application is the group."""
     from .hpc_records import hpc_validation
     v = hpc_validation(calibration_dir)
-    rows = [Row(id=r.record_id, group=r.group, model=r.accelerator, gpus=0, layout="", quantity=r.quantity,
-                published=r.published, predicted=r.predicted, published_from=r.note) for r in v.rows]
-    skipped = [SkippedRow(id=s.record_id, group=s.category, reason=s.reason) for s in v.skipped]
-    return rows, skipped
+    return v.rows, v.skipped
 
 
 SUITES: dict[str, Suite] = {"training": training_rows, "inference": inference_suite, "hpc": hpc_suite}

@@ -171,6 +171,8 @@ def _arch(rec: dict[str, Any], notes: list[str]) -> ModelArch:
         notes.append("ffn = 4h (GPT convention; not stated)")
     vocab = m.get("vocab")
     if vocab is None:
+        # Llama 2: 32k SentencePiece tokens (Touvron et al. 2023, §2.2 "Tokenizer"); Qwen3 MoE: config.json
+        # vocab_size 151936; else GPT-2 BPE padded to 51,200 (Narayanan et al. 2021, §5.1).
         vocab = {"llama2": 32000, "qwen3_moe": 151936}.get(fam, 51200)
         notes.append(f"vocab {vocab} (family default; not stated)")
     head_dim = 128 if fam == "qwen3_moe" else h // heads   # Qwen3 config.json: head_dim 128

@@ -1,0 +1,228 @@
+"""Readers of published HPC records, one per category: a record -> `HpcCase`s or `SkipRecord`.
+
+Values are taken only from the record itself; anything interpreted (a GPU variant, a midpoint of a
+published range, a mean over matrix sizes) is said in the case's note. Each case predicts its
+figure through the HPC model (hpc/classes.py, roofline.py, scaling.py) from a set of constants.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ..catalog.loader import Catalog
+from ..hpc.classes import ClassOptions, class_profile
+from ..hpc.device import Device
+from ..hpc.fitted import HpcConstants
+from ..hpc.roofline import compute_rate, memory_rate
+from ..hpc.scaling import step_times
+from ..perf.collectives import NVLINK_EFFICIENCY, NVLINK_LATENCY_S, all_reduce_s
+from .hpc_case import HpcCase, SkipRecord, accelerator, device, gpu_count, join, measured, problem_text
+
+
+def _hpl(rec: dict[str, Any], catalog: Catalog) -> list[HpcCase]:
+    acc, note = accelerator(rec)
+    m = measured(rec)
+    d = device(rec, catalog, acc)
+    gpus = gpu_count(rec)
+    n = (rec.get("problem_size") or {}).get("value")
+    if m.get("hpl_tflops_per_gpu_low") is not None:
+        lo, hi = float(m["hpl_tflops_per_gpu_low"]), float(m["hpl_tflops_per_gpu_high"])
+        published, note = (lo + hi) / 2, join(note, f"published range {lo:g}-{hi:g} TF, midpoint")
+    elif m.get("rmax_tflops") is not None and gpus:
+        published = float(m["rmax_tflops"]) / gpus
+        note = join(note, f"Rmax / {gpus} GPUs" + (" (installed count: a lower bound)" if gpus > 64 else ""))
+    else:
+        raise SkipRecord("no GPU count in the record: Rmax cannot be split per GPU")
+
+    def predict(c: HpcConstants) -> float:
+        if isinstance(n, int | float) and gpus:
+            p = class_profile("dense_linear_algebra", "fp64", float(n), c=c)
+            t = float(step_times(p, d, float(n), gpus, c=c).total_s[0])
+            # HPL reports Rmax with its own operation count, 2/3 N^3 (+ O(N^2), dropped).
+            return 2.0 / 3.0 * float(n) ** 3 / t / gpus / 1e12
+        return _gemm_rate(d, c) / 1e12
+    return [HpcCase(group="hpl", record_id=rec["id"], quantity="HPL TFLOP/s per GPU", published=published,
+                    accelerator=acc, gpus=gpus or 1, predict=predict, note=note)]
+
+
+def _gemm_rate(d: Device, c: HpcConstants) -> float:
+    kernel = class_profile("dense_linear_algebra", "fp64", 1e5, c=c).kernels[0]
+    return compute_rate(d, kernel, "fp64", c)
+
+
+def _dgemm(rec: dict[str, Any], catalog: Catalog) -> list[HpcCase]:
+    acc, note = accelerator(rec)
+    m = measured(rec)
+    d = device(rec, catalog, acc)
+    sizes = [float(v) for k, v in m.items() if k.startswith("dgemm_gflops_size_")]
+    if m.get("gpu_dgemm_gflops") is not None:
+        published = float(m["gpu_dgemm_gflops"]) / 1e3
+    elif sizes:
+        published, note = sum(sizes) / len(sizes) / 1e3, join(note, f"mean of {len(sizes)} matrix sizes")
+    else:
+        raise SkipRecord("no per-GPU DGEMM rate in the record")
+    return [HpcCase(group="dgemm", record_id=rec["id"], quantity="DGEMM TFLOP/s per GPU", published=published,
+                    accelerator=acc, gpus=1, predict=lambda c: _gemm_rate(d, c) / 1e12, note=note)]
+
+
+def _stream(rec: dict[str, Any], catalog: Catalog) -> list[HpcCase]:
+    acc, note = accelerator(rec)
+    m = measured(rec)
+    d = device(rec, catalog, acc)
+    for key, scale, what in (("triad_tbps", 1.0, "triad"), ("gpu_d2d_gbps", 1e-3, "device copy"),
+                             ("gpu_stream_gbps", 1e-3, "GPU stream")):
+        if m.get(key) is not None:
+            return [HpcCase(group="stream", record_id=rec["id"], quantity=f"HBM {what} TB/s",
+                            published=float(m[key]) * scale, accelerator=acc, gpus=1, note=note,
+                            predict=lambda c: memory_rate(d, "stream", False, c) / 1e12)]
+    raise SkipRecord("no GPU memory bandwidth in the record")
+
+
+def _fft(rec: dict[str, Any], catalog: Catalog) -> list[HpcCase]:
+    acc, note = accelerator(rec)
+    m = measured(rec)
+    d = device(rec, catalog, acc)
+    precision = "fp32" if "single" in str(rec.get("precision")).lower() else "fp64"
+    gpus = max(gpu_count(rec), 1)
+    cases = []
+    for key, value in m.items():
+        size = re.fullmatch(r"time_ms_N(\d+)", key)
+        if size:
+            cases.append(_fft_case(rec, acc, d, precision, int(size.group(1)), gpus, float(value), note,
+                                   "time", suffix=f"#N{size.group(1)}"))
+    side = (rec.get("problem_size") or {}).get("value")
+    if isinstance(side, int) and m.get("time_per_fft_s") is not None:
+        published = 1e3 * float(m["time_per_fft_s"])
+        cases.append(_fft_case(rec, acc, d, precision, side, gpus, published, note, "time"))
+    elif isinstance(side, int) and m.get("tflops") is not None:
+        cases.append(_fft_case(rec, acc, d, precision, side, gpus, float(m["tflops"]), note, "rate"))
+    if not cases:
+        raise SkipRecord("no FFT time or rate with a grid size in the record")
+    return cases
+
+
+def _fft_case(rec: dict[str, Any], acc: str, d: Device, precision: str, side: int, gpus: int,
+              published: float, note: str, kind: str, suffix: str = "") -> HpcCase:
+    units = float(side) ** 3
+
+    def predict(c: HpcConstants) -> float:
+        p = class_profile("fft_spectral", precision, units, c=c)
+        t = float(step_times(p, d, units, gpus, c=c).total_s[0])
+        # A published FFT "rate" counts 5 N log2 N FLOPs per complex transform (the benchFFT convention).
+        return 1e3 * t if kind == "time" else 5.0 * units * math.log2(units) / t / 1e12
+    quantity = "time ms" if kind == "time" else "TFLOP/s (5 N log2 N)"
+    return HpcCase(group="fft", record_id=rec["id"] + suffix, quantity=quantity, published=published,
+                   accelerator=acc, gpus=gpus, predict=predict,
+                   note=join(note, f"{side}^3 {precision} on {gpus} GPU(s)"))
+
+
+def _md(rec: dict[str, Any], catalog: Catalog) -> list[HpcCase]:
+    acc, note = accelerator(rec)
+    m = measured(rec)
+    atoms = (rec.get("problem_size") or {}).get("value")
+    if not isinstance(atoms, int | float):
+        raise SkipRecord("no single atom count in the record")
+    text = problem_text(rec)
+    if re.search(r"\bLJ\b", text):
+        raise SkipRecord("Lennard-Jones without long-range electrostatics: the MD class default is "
+                         "biomolecular PME MD (GROMACS/AMBER); an LJ run needs its own profile (bytes and "
+                         "FLOPs per atom-step)")
+    opts = _md_options(text)
+    precision = "fp64" if "double" in str(rec.get("precision")).lower() else "mixed"
+    gpus = max(gpu_count(rec), 1)
+    d = device(rec, catalog, acc)
+    group = "md:" + str(rec.get("application") or "md").split()[0].lower()
+    if m.get("ns_per_day") is not None:
+        dt = re.search(r"(\d+(?:\.\d+)?)\s*fs", text)
+        if dt is None:
+            raise SkipRecord("ns/day without a timestep in the record")
+        timestep = float(dt.group(1)) * 1e-15
+        published, quantity = float(m["ns_per_day"]), "ns/day"
+
+        def predict(c: HpcConstants) -> float:
+            return timestep * 86400 / 1e-9 / _md_step(c)
+    elif m.get("gatom_steps_per_s") is not None:
+        published, quantity = float(m["gatom_steps_per_s"]), "Gatom-steps/s"
+
+        def predict(c: HpcConstants) -> float:
+            return float(atoms) / _md_step(c) / 1e9
+    else:
+        raise SkipRecord("no ns/day or atom-steps/s in the record")
+
+    def _md_step(c: HpcConstants) -> float:
+        p = class_profile("molecular_dynamics", precision, float(atoms), opts, c=c)
+        return float(step_times(p, d, float(atoms), gpus, c=c).total_s[0])
+    return [HpcCase(group=group, record_id=rec["id"], quantity=quantity, published=published, accelerator=acc,
+                    gpus=gpus, predict=predict, note=join(note, f"{atoms:,.0f} atoms, {precision}"))]
+
+
+def _md_options(text: str) -> ClassOptions:
+    neighbors = re.search(r"(\d+)\s*neighbou?rs/atom", text)
+    if neighbors:
+        return ClassOptions(neighbors_per_atom=float(neighbors.group(1)))
+    nm = re.search(r"(\d+(?:\.\d+)?)\s*nm cut", text)
+    angstrom = re.search(r"cut\s*(\d+(?:\.\d+)?)\s*(A|Å)\b", text)
+    if nm:
+        return ClassOptions(cutoff_nm=float(nm.group(1)))
+    if angstrom:
+        return ClassOptions(cutoff_nm=float(angstrom.group(1)) / 10.0)
+    raise SkipRecord("no cut-off or neighbour count in the record")
+
+
+def _cfd(rec: dict[str, Any], catalog: Catalog) -> list[HpcCase]:
+    if "fluidx3d" not in str(rec.get("application")).lower() and "lattice boltzmann" not in str(
+            rec.get("application")).lower():
+        raise SkipRecord("not a lattice-Boltzmann code: no class profile matches this solver")
+    acc, note = accelerator(rec)
+    gpus = max(gpu_count(rec), 1)
+    if gpus > 1 and "host-staged" in str((rec.get("hardware") or {}).get("interconnect")).lower():
+        raise SkipRecord("multi-GPU FluidX3D stages halos through host memory (OpenCL, no GPU-direct, "
+                         "not overlapped); the model assumes GPU-direct halo exchange")
+    d = device(rec, catalog, acc)
+    side_m = re.search(r"(\d+)\^3", str((rec.get("problem_size") or {}).get("value")))
+    if side_m is None:
+        raise SkipRecord("no box size in the record")
+    units = float(side_m.group(1)) ** 3
+    cases = []
+    for key, precision in (("mlups_fp32_fp32", "fp32"), ("mlups_fp32_fp16s", "fp16")):
+        value = measured(rec).get(key)
+        if value is None:
+            continue
+
+        def predict(c: HpcConstants, precision: str = precision) -> float:
+            p = class_profile("cfd_lbm", precision, units, c=c)
+            return units / float(step_times(p, d, units, gpus, c=c).total_s[0]) / 1e6
+        cases.append(HpcCase(group="cfd:lbm", record_id=f"{rec['id']}#{precision}", quantity="MLUP/s",
+                             published=float(value), accelerator=acc, gpus=gpus, predict=predict,
+                             note=join(note, f"{side_m.group(1)}^3 cells, {precision} storage")))
+    if not cases:
+        raise SkipRecord("no MLUP/s in the record")
+    return cases
+
+
+def _collective(rec: dict[str, Any], catalog: Catalog) -> list[HpcCase]:
+    acc, note = accelerator(rec)
+    m = measured(rec)
+    d = device(rec, catalog, acc)
+    gpus = gpu_count(rec)
+    if m.get("allreduce_busbw_gbps_8GB") is None or gpus < 2 or d.scale_up_bandwidth_bytes_per_s is None:
+        raise SkipRecord("no intra-node all-reduce bus bandwidth to compare")
+    size = 8e9
+    bw = d.scale_up_bandwidth_bytes_per_s * NVLINK_EFFICIENCY
+
+    def predict(c: HpcConstants) -> float:
+        t = float(all_reduce_s(size, gpus, bw, NVLINK_LATENCY_S))
+        # nccl-tests bus bandwidth of an all-reduce: S/t x 2(n-1)/n (doc/PERFORMANCE.md).
+        return 2.0 * (gpus - 1) / gpus * size / t / 1e9
+    return [HpcCase(group="collective", record_id=rec["id"], quantity="all-reduce bus GB/s, 8 GB",
+                    published=float(m["allreduce_busbw_gbps_8GB"]), accelerator=acc, gpus=gpus,
+                    predict=predict,
+                    note=join(note, "ring all-reduce of perf/collectives.py (no NVLink SHARP)"))]
+
+
+READERS: dict[str, Callable[[dict[str, Any], Catalog], list[HpcCase]]] = {
+    "hpl": _hpl, "dgemm": _dgemm, "stream": _stream, "fft": _fft, "md": _md, "cfd": _cfd,
+    "collective": _collective}
