@@ -9,8 +9,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from shared_data import calibration_dir, require
 from workload_compiler.cli import validate_cmd
-from workload_compiler.errors import InputError
 from workload_compiler.validation.suites import find_calibration_dir
 
 
@@ -28,10 +28,7 @@ def app() -> typer.Typer:
 
 @pytest.fixture(scope="module")
 def calibration() -> Path:
-    try:
-        return find_calibration_dir()
-    except InputError:
-        pytest.skip("calibration data (../shared/calibration) not present")
+    return find_calibration_dir(require(calibration_dir()))
 
 
 def _run(app: typer.Typer, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:

@@ -7,7 +7,6 @@ exactly the same bytes, and the preset fields must be the ones the row lists.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from shared_data import calibration_dir, require
 from workload_compiler.arch.kv_cache import (
     kv_bytes_per_sequence,
     kv_bytes_per_token,
@@ -23,8 +23,12 @@ from workload_compiler.arch.kv_cache import (
 from workload_compiler.arch.model import ModelArch
 from workload_compiler.arch.presets import preset_arch
 
-CALIBRATION = Path("/work/shared/calibration/inference_public.yaml")
-pytestmark = pytest.mark.skipif(not CALIBRATION.exists(), reason="shared calibration data not mounted")
+CALIBRATION = calibration_dir() / "inference_public.yaml"
+
+
+@pytest.fixture(autouse=True)
+def _needs_shared_data() -> None:
+    require(CALIBRATION)
 
 # Row `model` -> the presets it stands for (None: no preset, use the fields the row gives).
 PRESETS_FOR_ROW: dict[str, list[str] | None] = {

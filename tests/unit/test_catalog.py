@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 import yaml
 
+from shared_data import reference_dir, require
 from workload_compiler.catalog.loader import DATA_DIR, Catalog, load_catalog, package_yaml
 from workload_compiler.catalog.schema import Accelerator, Nic, PeakFlops, Switch, System
 from workload_compiler.errors import InputError
 
-REFERENCE = Path("/work/shared/reference/hardware.yaml")
+REFERENCE = reference_dir() / "hardware.yaml"
 
 REQUIRED_ACCELERATORS = [
     "a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm", "h100-pcie", "h800", "h200-sxm", "b200", "gb200",
@@ -34,8 +35,7 @@ def cat() -> Catalog:
 
 
 def _reference_gpus() -> dict[str, dict[str, Any]]:
-    if not REFERENCE.exists():
-        pytest.skip("shared reference data not present")
+    require(REFERENCE)
     return {g["id"]: g for g in yaml.safe_load(REFERENCE.read_text())["gpus"]}
 
 

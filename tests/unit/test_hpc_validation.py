@@ -7,19 +7,20 @@ hpc/fitted.py are what a refit on the same records gives.
 
 import math
 from dataclasses import fields, replace
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from shared_data import calibration_dir, require
 from workload_compiler.catalog.loader import load_catalog
 from workload_compiler.hpc.fit import _loss, fit_constants, leave_one_gpu_out, md_serial_fraction
 from workload_compiler.hpc.fitted import FITTED
 from workload_compiler.validation.hpc_records import hpc_cases, hpc_validation, load_hpc_records
 
-CALIBRATION = Path("/work/shared/calibration")
-pytestmark = pytest.mark.skipif(not (CALIBRATION / "hpc_public.yaml").exists(),
-                                reason="shared calibration data not present")
+CALIBRATION = calibration_dir()
+@pytest.fixture(autouse=True)
+def _needs_shared_data() -> None:
+    require(CALIBRATION)
 
 
 @pytest.fixture(scope="module")

@@ -6,13 +6,12 @@ the models' config.json) and `memory_measurements` (vLLM / SGLang start-up logs)
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from shared_data import calibration_dir, require
 from workload_compiler.arch.kv_cache import kv_bytes_per_sequence
 from workload_compiler.arch.presets import preset_arch
 from workload_compiler.inference.engines import engine, engine_ids
@@ -27,7 +26,7 @@ from workload_compiler.inference.memory import (
 )
 from workload_compiler.inference.model import KV_DTYPE_BYTES, served_model
 
-CALIBRATION = Path("/work/shared/calibration")
+CALIBRATION = calibration_dir()
 
 
 @pytest.mark.parametrize(("preset", "bf16_bytes"), [
@@ -73,10 +72,10 @@ def test_kv_tokens_of_llama3_8b_match_vllm_issue_12330_within_10_percent() -> No
     assert float(plan.kv_capacity_tokens) == pytest.approx(91056, rel=0.10)
 
 
-@pytest.mark.skipif(not CALIBRATION.exists(), reason="shared calibration data not mounted")
 def test_memory_records_within_10_percent_where_the_setup_is_known() -> None:
     """Every memory_measurements record whose GPU and engine settings are stated."""
     from workload_compiler.validation.inference_records import load_inference, memory_rows
+    require(CALIBRATION)
     rows, skipped = memory_rows(load_inference(CALIBRATION))
     assert not skipped
     known = [r for r in rows if not r.id.startswith("vllm-pr-12569/") or r.quantity == "weights_gib"]

@@ -6,11 +6,11 @@ checkpoints), as copied in /work/shared/calibration/inference_public.yaml `entri
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from shared_data import calibration_dir, require
 from workload_compiler.arch.presets import preset_arch
 from workload_compiler.catalog.loader import load_catalog
 from workload_compiler.inference.device import serving_device
@@ -24,7 +24,7 @@ from workload_compiler.validation.inference_records import (
     trtllm_bench_caps,
 )
 
-CALIBRATION = Path("/work/shared/calibration")
+CALIBRATION = calibration_dir()
 
 
 def _case(preset: str, acc: str, tp: int, isl: int, osl: int, published: float) -> ThroughputCase:
@@ -57,10 +57,10 @@ def test_published_rows_within_15_percent(preset: str, acc: str, tp: int, isl: i
     assert predicted == pytest.approx(published, rel=0.15)
 
 
-@pytest.mark.skipif(not CALIBRATION.exists(), reason="shared calibration data not mounted")
 def test_all_trtllm_rows_mape_at_most_8_percent() -> None:
     """Goal of the issue: MAPE <= 8% on the 77 H100/H200 rows; dense and MoE reported apart."""
     from workload_compiler.validation.inference_records import inference_rows
+    require(CALIBRATION)
     rows, _ = inference_rows(CALIBRATION)
     tput = [r for r in rows if r.quantity == "output_tokens_per_s_per_gpu"]
     assert len(tput) == 77

@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import re
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,6 +14,7 @@ import yaml
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from shared_data import calibration_dir
 from workload_compiler.arch.counts import param_counts
 from workload_compiler.arch.model import ModelArch
 from workload_compiler.errors import InputError
@@ -29,7 +29,7 @@ from workload_compiler.perf.memory import (
     training_memory_detail,
 )
 
-CALIBRATION = Path("/work/shared/calibration/training_public.yaml")
+CALIBRATION = calibration_dir() / "training_public.yaml"
 GB = 1e9
 
 GPT3 = ModelArch(name="gpt3-175b", layers=96, hidden_size=12288, attention_heads=96, kv_heads=96,

@@ -14,27 +14,26 @@ build_pipeline_schedule).
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 import yaml
 
+from shared_data import calibration_dir, require
 from workload_compiler.arch.model import ModelArch
 from workload_compiler.perf import fitted_memory
 from workload_compiler.perf.layout import Layout, TrainingSetup
 from workload_compiler.perf.memory import training_memory_bytes
 
-CALIBRATION = Path("/work/shared/calibration/training_public.yaml")
+CALIBRATION = calibration_dir() / "training_public.yaml"
 GIB = 2.0**30
 INTERLEAVED = {"torchtitan_2412_t5_3d_interleaved"}       # Table 5 "Interleaved 1F1B"
 MAX_ERROR, MEAN_ERROR = 0.10, 0.05
 
 
 def _records() -> list[dict[str, Any]]:
-    if not CALIBRATION.exists():
-        pytest.skip("shared calibration data not present")
+    require(CALIBRATION)
     return _load()
 
 

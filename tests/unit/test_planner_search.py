@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 from planner_standins import hardware, memory, small_arch, step
 
+from shared_data import calibration_dir, require
 from workload_compiler.arch.presets import preset_arch
 from workload_compiler.catalog.loader import load_catalog
 from workload_compiler.intake.common import ParallelismIntake
@@ -17,7 +16,7 @@ from workload_compiler.planner.published import published_table
 from workload_compiler.planner.result import PublishedMfu
 from workload_compiler.planner.search import MEMORY_REASON
 
-CALIBRATION = Path("/work/shared/calibration/training_public.yaml")
+CALIBRATION = calibration_dir() / "training_public.yaml"
 
 # Narayanan et al. 2021 (arXiv:2104.04473) §5.1 / Table 1: GPT-3 175B on 1024 A100, batch 1536,
 # TP 8 x PP 8 x DP 16, micro-batch 1, full recompute, distributed optimizer.
@@ -108,11 +107,11 @@ def test_published_mfu_table_is_sourced_and_in_range() -> None:
     assert best_published_mfu("mi300x", "bf16") is None   # no published record: unknown, not guessed
 
 
-@pytest.mark.skipif(not CALIBRATION.exists(), reason="calibration set not available")
 def test_published_mfu_numbers_match_their_calibration_records() -> None:
     """Each number is the record's own: its mfu_pct, or its TFLOP/s over the FP8 dense peak
     (1979 TFLOP/s, NVIDIA H100 SXM datasheet) where the record gives no MFU."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    require(CALIBRATION)
     records = {r["id"]: r for r in yaml.load(CALIBRATION.read_text(), Loader=loader)["records"]}
     for e in published_table():
         measured = records[e.record]["measured"]

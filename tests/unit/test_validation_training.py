@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workload_compiler.errors import InputError
+from shared_data import calibration_dir, require
 from workload_compiler.validation.flops_definitions import (
     megatron_model_flops,
     narayanan_eq3,
@@ -30,10 +30,7 @@ GROUP_MAPE_LIMIT_PCT = 12.0 + 1.0
 
 @pytest.fixture(scope="module")
 def calibration() -> Path:
-    try:
-        return find_calibration_dir()
-    except InputError:
-        pytest.skip("calibration data (../shared/calibration) not present")
+    return find_calibration_dir(require(calibration_dir()))
 
 
 @pytest.fixture(scope="module")
