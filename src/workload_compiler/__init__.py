@@ -4,9 +4,9 @@
     spec = compile_workload(load_workload("examples/gpt3-175b-a100.yaml"))
 """
 
-from .compile import compile_workload
+from .compile import compile_workload, recompile
 from .errors import Infeasible, InputError
 from .intake.load import load_workload, parse_workload
 from .spine.result import SystemSpec
 
-__all__ = ["Infeasible", "InputError", "SystemSpec", "compile_workload", "load_workload", "parse_workload"]
+__all__ = ["Infeasible", "InputError", "SystemSpec", "compile_workload", "load_workload", "parse_workload", "recompile"]

@@ -59,6 +59,11 @@ def _anchor_paths(workload: BaseModel, base_dir: Path | None) -> None:
 
 def load_workload(path: str | Path) -> BaseModel:
     """Read a YAML intake file."""
+    return parse_workload(read_intake(path), base_dir=Path(path).parent)
+
+
+def read_intake(path: str | Path) -> Any:
+    """The mapping a YAML intake file holds (not yet validated)."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -72,7 +77,7 @@ def load_workload(path: str | Path) -> BaseModel:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise InputError("FILE", str(p), f"well-formed YAML (parse error{where})") from None
-    return parse_workload(data, base_dir=p.parent)
+    return data
 
 
-__all__ = ["ValidationError", "load_workload", "parse_workload", "workload_model"]
+__all__ = ["ValidationError", "load_workload", "parse_workload", "read_intake", "workload_model"]

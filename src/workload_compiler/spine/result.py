@@ -106,5 +106,6 @@ class SystemSpec(Doc):
     search: SearchSummary | dict[str, Any] | None = None
     collisions: list[dict[str, Any]] = Field(default_factory=list)
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
+    pins: dict[str, Any] = Field(default_factory=dict, description="the pins (dotted intake keys) applied by recompile")
     assumptions: list[Assumption] = Field(default_factory=list)
     provenance: dict[str, Provenance] = Field(default_factory=dict)
