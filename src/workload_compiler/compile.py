@@ -11,15 +11,17 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from .catalog.loader import Catalog, load_catalog
-from .errors import InputError
+from .errors import InfeasibleError, InputError
 from .intake.hpc import HpcWorkload
 from .intake.inference import InferenceWorkload
 from .intake.load import load_workload, parse_workload, read_intake, workload_model
 from .intake.pins import apply_pins
+from .intake.problems import input_error
 from .intake.training import TrainingWorkload
+from .spine.finite import make_finite
 from .spine.result import SystemSpec
 from .spine.serving import compile_hpc_spec, compile_inference_spec
 from .spine.training import compile_training
@@ -39,9 +41,22 @@ def as_workload(intake: Intake) -> BaseModel:
 
 
 def compile_workload(workload: Intake, catalog: Catalog | None = None) -> SystemSpec:
-    """Dispatch on the workload's kind. Infeasible workloads come back with `feasible=False`."""
+    """Dispatch on the workload's kind. The result is always a `SystemSpec`: an infeasible workload
+    comes back with `feasible=False` and the binding constraint, never as a raised
+    `InfeasibleError`; bad input raises `InputError`. Every number in the result is finite (a value
+    that cannot be reached is null, with the reason in `unreachable`)."""
     cat = catalog or load_catalog()
     w = as_workload(workload)
+    try:
+        spec = _dispatch(w, cat)
+    except InfeasibleError as exc:
+        spec = infeasible_spec(w, exc)
+    except ValidationError as exc:  # an inner model refused a value derived from the input
+        raise input_error(exc) from None
+    return make_finite(spec)
+
+
+def _dispatch(w: BaseModel, cat: Catalog) -> SystemSpec:
     if isinstance(w, TrainingWorkload):
         return compile_training(w, cat)
     if isinstance(w, InferenceWorkload):
@@ -49,6 +64,13 @@ def compile_workload(workload: Intake, catalog: Catalog | None = None) -> System
     if isinstance(w, HpcWorkload):
         return compile_hpc_spec(w, cat)
     raise InputError("kind", getattr(w, "kind", None), "one of: training, inference, hpc")
+
+
+def infeasible_spec(w: BaseModel, exc: InfeasibleError) -> SystemSpec:
+    """The answer for a workload a pass found infeasible before any layer was written."""
+    return SystemSpec(kind=str(getattr(w, "kind", "unknown")), name=getattr(w, "name", None), feasible=False,
+                      binding_constraint=f"{exc.binding}: {exc.detail}",
+                      collisions=[{"constraint": exc.binding, "detail": exc.detail}])
 
 
 def recompile(intake: Mapping[str, Any] | str | Path, pins: Mapping[str, Any] | Iterable[tuple[str, Any]],

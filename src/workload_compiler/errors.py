@@ -1,34 +1,116 @@
 """The two ways a compile can end without a result: bad input, or a workload that cannot be met.
 
-Bad input is the user's to fix (exit code 2). Infeasible is an *answer* (exit code 3): the
-workload is valid but no configuration within the pinned constraints satisfies it; the binding
-constraint is named.
+    WorkloadError            every error the tool raises on purpose (exit code 1)
+      InputError             a value is not allowed: field, value, what is allowed (exit code 2)
+      InfeasibleError        valid, but no configuration meets it: the binding constraint (exit code 3)
+
+`compile_workload` never raises `InfeasibleError`: it returns `feasible: false` with the binding
+constraint. Inner passes raise it and the spine turns it into that result. `WkcError` and
+`Infeasible` are the older names, kept as aliases.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
+VALUE_CHARS = 60   # a value is shown to this many characters: a message never prints a whole document
 
-class WkcError(Exception):
+
+def shown(value: Any, limit: int = VALUE_CHARS) -> str:
+    """A short, safe rendering of a user's value: a mapping or list is named by its size, never
+    expanded (an alias-bombed YAML list must not be printed), long text is cut."""
+    if value is None:
+        return "null (an empty value)"
+    if isinstance(value, dict):
+        return f"a mapping of {len(value)} key(s)" if value else "an empty mapping"
+    if isinstance(value, list | tuple | set):
+        return f"a list of {len(value)} item(s)" if value else "an empty list"
+    if isinstance(value, float):
+        return f"{value:g}" if abs(value) >= 1e-4 or value == 0 else f"{value:.3g}"
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def one_of(value: Any, options: Iterable[str]) -> str:
+    """"one of: a, b, c", led by "did you mean 'b'?" when the value is a near miss of one."""
+    import difflib
+
+    names = sorted(options)
+    near = difflib.get_close_matches(value, names, n=1, cutoff=0.6) if isinstance(value, str) else []
+    return (f"did you mean {near[0]!r}? " if near else "") + "one of: " + ", ".join(names)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with an input: where, what was given, what is allowed."""
+
+    field: str
+    value: Any
+    allowed: str
+
+    def __str__(self) -> str:
+        if self.value is MISSING or self.value is None:   # None: not given (or given as null)
+            given = "missing"
+        elif self.value is UNKNOWN_KEY:
+            given = "unknown key"
+        elif isinstance(self.value, Described):
+            given = str(self.value)
+        else:
+            given = f"{shown(self.value)} is not allowed"
+        return f"{self.field}: {given}; {self.allowed}"
+
+
+class _Marker:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class Described(str):
+    """A value already put in words ("a document nested deeper than 32 levels"), shown as is."""
+
+
+MISSING: Any = _Marker("missing")          # the value of a required field that was not given
+UNKNOWN_KEY: Any = _Marker("unknown key")  # the "value" of a key the schema does not have
+
+
+class WorkloadError(Exception):
     """Base class of every error the tool raises on purpose."""
 
     exit_code = 1
 
 
-class InputError(WkcError, ValueError):
-    """A field's value is not allowed. The message names the field, the value and what is allowed."""
+class InputError(WorkloadError, ValueError):
+    """A field's value is not allowed. The message names the field, the value and what is allowed;
+    `problems` lists every problem found (the first is `field`, `value`, `allowed`)."""
 
     exit_code = 2
 
-    def __init__(self, field: str, value: Any, allowed: str) -> None:
+    def __init__(self, field: str, value: Any, allowed: str, *, problems: list[Problem] | None = None) -> None:
         self.field = field
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{field}: {value!r} is not allowed; {allowed}")
+        self.problems = problems or [Problem(field, value, allowed)]
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    @classmethod
+    def of(cls, problems: list[Problem]) -> InputError:
+        first = problems[0]
+        return cls(first.field, first.value, first.allowed, problems=problems)
+
+    def renamed(self, names: dict[str, str]) -> InputError:
+        """The same error with fields renamed (`power_w` -> `--power` at the command line)."""
+        def name(field: str) -> str:
+            head, _, rest = field.partition(".")
+            return names.get(field, names[head] + ("." + rest if rest else "") if head in names else field)
+        return InputError.of([Problem(name(p.field), p.value, p.allowed) for p in self.problems])
 
 
-class Infeasible(WkcError):
+class InfeasibleError(WorkloadError):
     """The workload is valid but cannot be met; `binding` names the constraint that binds."""
 
     exit_code = 3
@@ -37,3 +119,10 @@ class Infeasible(WkcError):
         self.binding = binding
         self.detail = detail
         super().__init__(f"infeasible ({binding}): {detail}")
+
+
+WkcError = WorkloadError
+Infeasible = InfeasibleError
+
+__all__ = ["MISSING", "UNKNOWN_KEY", "Described", "Infeasible", "InfeasibleError", "InputError", "Problem", "WkcError",
+           "WorkloadError", "one_of", "shown"]

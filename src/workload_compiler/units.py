@@ -34,6 +34,14 @@ def _split(text: str, field: str, what: str) -> tuple[float, str]:
     return float(match.group(1)), (match.group(2) or "").strip()
 
 
+def _float(value: int | float, field: str) -> float:
+    """float(value); an integer too large for a float is refused, not an OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise InputError(field, value, "a finite quantity (this integer is beyond a float's range)") from None
+
+
 def _finite_nonnegative(value: float, field: str, original: Any) -> float:
     if not math.isfinite(value) or value < 0:
         raise InputError(field, original, "expected a finite, non-negative quantity")
@@ -45,8 +53,10 @@ def parse_count(value: Any, field: str = "value") -> float:
     if isinstance(value, bool):
         raise InputError(field, value, "expected a number such as 7B, 405e9 or 1024")
     if isinstance(value, int | float):
-        return _finite_nonnegative(float(value), field, value)
-    number, unit = _split(str(value), field, "a number such as 7B, 405e9 or 1024")
+        return _finite_nonnegative(_float(value, field), field, value)
+    if not isinstance(value, str):
+        raise InputError(field, value, "expected a number such as 7B, 405e9 or 1024")
+    number, unit = _split(value, field, "a number such as 7B, 405e9 or 1024")
     unit = unit.removesuffix(" tokens").removesuffix("tokens").strip()
     if unit not in _COUNT_SUFFIX:
         raise InputError(field, value, f"unknown suffix {unit!r}; use one of K, M, B, T")
@@ -57,8 +67,10 @@ def _parse_with(value: Any, field: str, table: dict[str, float], what: str) -> f
     if isinstance(value, bool):
         raise InputError(field, value, f"expected {what}")
     if isinstance(value, int | float):
-        return _finite_nonnegative(float(value), field, value)
-    number, unit = _split(str(value), field, what)
+        return _finite_nonnegative(_float(value, field), field, value)
+    if not isinstance(value, str):
+        raise InputError(field, value, f"expected {what}")
+    number, unit = _split(value, field, what)
     key = unit.lower() if unit.lower() in table else unit
     if key not in table:
         raise InputError(field, value, f"unknown unit {unit!r}; expected {what}")
@@ -83,24 +95,37 @@ def parse_duration(value: Any, field: str = "value") -> float:
 def parse_rate(value: Any, field: str = "value") -> float:
     """'20/s' -> 20 per second, '1200/min', '5/h'. A bare number is per second."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return _finite_nonnegative(float(value), field, value)
-    text = str(value).strip()
+        return _finite_nonnegative(_float(value, field), field, value)
+    if not isinstance(value, str):
+        raise InputError(field, value, "expected a rate such as 20/s or 1200/min")
+    text = value.strip()
     if "/" not in text:
         return parse_count(text, field)
     number, per = text.split("/", 1)
-    seconds = _parse_with("1" + per.strip(), field, _TIME_UNIT, "a rate such as 20/s")
-    return parse_count(number.strip(), field) / seconds
+    return parse_count(number.strip(), field) / _per(per, field, "a rate such as 20/s or 1200/min")
 
 
 def parse_byte_rate(value: Any, field: str = "value") -> float:
     """'250GB/s' -> 2.5e11 bytes/s, '2 GiB/s', '9TB/h'; a bare number is bytes/s."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return parse_bytes(value, field)
-    text = str(value).strip()
+    if not isinstance(value, str):
+        raise InputError(field, value, "expected a bandwidth such as 250GB/s or 9TB/h")
+    text = value.strip()
     if "/" not in text:
         return parse_bytes(text, field)
     size, per = text.split("/", 1)
-    return parse_bytes(size, field) / parse_duration("1" + per.strip(), field)
+    return parse_bytes(size, field) / _per(per, field, "a bandwidth such as 250GB/s or 9TB/h")
+
+
+def _per(per: str, field: str, what: str) -> float:
+    """The denominator of a rate in seconds: 's' is 1 s, '2s' 2 s, 'min' 60 s (a bare unit is one
+    of it; a number in front counts: '20/2s' is 10 per second)."""
+    per = per.strip()
+    seconds = _parse_with(per if per[:1].isdigit() or per[:1] == "." else "1" + per, field, _TIME_UNIT, what)
+    if seconds <= 0:
+        raise InputError(field, per, f"a positive time in the denominator; expected {what}")
+    return seconds
 
 
 def validated_by(parser: Any) -> BeforeValidator:

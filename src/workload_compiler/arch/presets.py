@@ -12,7 +12,7 @@ from functools import cache
 from typing import Any
 
 from ..catalog.loader import DATA_DIR, package_yaml
-from ..errors import InputError
+from ..errors import InputError, one_of
 from .model import ModelArch
 
 _FOLDER = "models"
@@ -55,7 +55,7 @@ def list_presets() -> list[str]:
 def _get(preset_id: str, field: str) -> Preset:
     presets = _presets()
     if preset_id not in presets:
-        raise InputError(field, preset_id, "one of: " + ", ".join(sorted(presets)))
+        raise InputError(field, preset_id, one_of(preset_id, presets))
     return presets[preset_id]
 
 

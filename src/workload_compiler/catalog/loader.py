@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from ..errors import InputError
+from ..errors import InputError, one_of
 from ..perf.layout import Hardware
 from .schema import Accelerator, Nic, Switch, System
 
@@ -68,7 +68,7 @@ class Catalog:
         key = self.aliases.get(kind, {}).get(key, key)
         if key in entries:
             return entries[key]
-        raise InputError(_ALIAS_KIND_FIELD[kind], name, "one of: " + ", ".join(sorted(entries)))
+        raise InputError(_ALIAS_KIND_FIELD[kind], name, one_of(name, entries))
 
     def accelerator(self, name: str) -> Accelerator:
         return self._find("accelerators", self.accelerators, name)

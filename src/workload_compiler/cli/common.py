@@ -1,48 +1,78 @@
-"""What every command shares: the consoles, and turning our errors into messages and exit codes."""
+"""What every command shares: the consoles, and turning our errors into messages and exit codes.
+
+Exit codes: 0 success, 2 bad input (field, value, what is allowed), 3 infeasible (what binds),
+1 anything else. A message names the input as the user wrote it: an intake key for a file, the
+flag for a command-line option (`--power`, not `power_w`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any
 
 import typer
-from pydantic import ValidationError
-from rich.console import Console
 
-from ..errors import Infeasible, InputError, WkcError
+from ..errors import InfeasibleError, InputError, WorkloadError
 
-out = Console()
-err = Console(stderr=True, soft_wrap=True)
-
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
-def describe_validation_error(exc: ValidationError) -> str:
-    """One line per problem: the field path, the value, what is allowed."""
-    lines = []
-    for e in exc.errors():
-        path = ".".join(str(p) for p in e["loc"]) or "(root)"
-        value = e.get("input")
-        shown = "" if isinstance(value, dict) else f" {value!r}"
-        lines.append(f"{path}:{shown} {e['msg']}")
-    return "\n".join(lines)
+class _LazyConsole:
+    """A rich Console built on first use: importing rich costs start-up time that `--help` and
+    errors raised before any output do not need."""
+
+    def __init__(self, stderr: bool) -> None:
+        self._stderr = stderr
+        self._console: Console | None = None
+
+    def get(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=True, soft_wrap=True) if self._stderr else Console()
+        return self._console
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        self.get().print(*objects, **kwargs)
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.get().is_terminal
+
+
+out = _LazyConsole(stderr=False)
+err = _LazyConsole(stderr=True)
+
+
+def _say(label: str, style: str, message: str) -> None:
+    from rich.text import Text
+
+    text = Text(f"{label} ", style=style)
+    text.append(message)   # the message is plain text: a value such as "[x]" is not rich markup
+    err.get().print(text, highlight=False)
 
 
 @contextmanager
-def user_errors() -> Iterator[None]:
-    """Turn the tool's own errors into a clear message and the documented exit code; no traceback."""
+def user_errors(flags: Mapping[str, str] | None = None) -> Iterator[None]:
+    """Turn the tool's own errors into a clear message and the documented exit code; no traceback.
+    `flags` maps a model's field names to the command's options (`{"power_w": "--power"}`)."""
+    from pydantic import ValidationError
+
+    from ..intake.problems import input_error
+
     try:
         yield
-    except InputError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+    except (InputError, ValidationError) as exc:
+        error = input_error(exc) if isinstance(exc, ValidationError) else exc
+        if flags:
+            error = error.renamed(dict(flags))
+        _say("error:", "bold red", str(error))
         raise typer.Exit(2) from None
-    except ValidationError as exc:
-        err.print(f"[bold red]error:[/] invalid input\n{describe_validation_error(exc)}", highlight=False)
-        raise typer.Exit(2) from None
-    except Infeasible as exc:
-        err.print(f"[bold yellow]infeasible[/] ({exc.binding}): {exc.detail}", highlight=False)
+    except InfeasibleError as exc:
+        _say("infeasible", "bold yellow", f"({exc.binding}): {exc.detail}")
         raise typer.Exit(3) from None
-    except WkcError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+    except WorkloadError as exc:
+        _say("error:", "bold red", str(exc))
         raise typer.Exit(exc.exit_code) from None

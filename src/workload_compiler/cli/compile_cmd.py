@@ -22,13 +22,13 @@ def compile_command(
     with user_errors():
         spec = compile_workload(load_workload(file))
     if as_json:
-        print(json.dumps(spec.model_dump(mode="json"), indent=2, sort_keys=False))
+        print(json.dumps(spec.model_dump(mode="json"), indent=2, sort_keys=False, allow_nan=False))
     elif as_md:
         from ..report.markdown import render_markdown  # the renderers load only when asked for
         print(render_markdown(spec))
     else:
         from ..report.terminal import render
-        render(spec, out)
+        render(spec, out.get())
     if not spec.feasible:
         raise typer.Exit(3)
 

@@ -17,6 +17,16 @@ from ..spine.reverse import DEFAULT_SYSTEMS, fit_model_in_hall
 from ..units import parse_count, parse_duration
 from .common import out, user_errors
 
+# model fields -> this command's options, so an error names what the user typed
+FLAGS = {"power_w": "--power", "hall.power_w": "--power", "rack_power_w": "--rack-power",
+         "hall.rack_power_w": "--rack-power", "power_basis": "--basis", "cooling": "--cooling",
+         "hall.cooling": "--cooling", "pue": "--pue", "hall.pue": "--pue", "floor_area_m2": "--floor-area",
+         "hall.floor_area_m2": "--floor-area", "gpu": "--gpu", "tokens": "--tokens", "seq_len": "--seq-len",
+         "global_batch_size": "--batch", "precision": "--precision", "model": "--model",
+         "compute.accelerator": "--gpu",
+         "model.preset": "--model", "training.precision": "--precision", "training.seq_len": "--seq-len",
+         "training.global_batch_size": "--batch", "training.tokens": "--tokens"}
+
 
 def fit_command(
     power: Annotated[str, typer.Option(help="power the hall delivers, e.g. 2MW")],
@@ -35,7 +45,7 @@ def fit_command(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """How many GPUs of each system fit in a hall, what binds, and (with --model) the time to train."""
-    with user_errors():
+    with user_errors(FLAGS):
         catalog = load_catalog()
         hall = Hall(power_w=power, power_basis=basis, rack_power_w=rack_power, cooling=cooling,
                     floor_area_m2=floor_area, pue=pue, gpu=catalog.accelerator(gpu).id if gpu else None)

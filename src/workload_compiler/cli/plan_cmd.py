@@ -21,7 +21,7 @@ from rich.table import Table
 
 from ..arch.resolve import resolve_model
 from ..catalog.loader import load_catalog
-from ..errors import Infeasible, InputError
+from ..errors import Infeasible, InfeasibleError, InputError
 from ..intake.load import load_workload
 from ..intake.training import TrainingWorkload
 from ..perf.layout import TrainingSetup
@@ -35,6 +35,7 @@ from ..planner import (
     search,
 )
 from ..provenance import Trace
+from ..spine.finite import finite_json
 from ..spine.gpu_count import check_pins
 from ..spine.training import check_precision, resolve_hardware
 from ..spine.training_defaults import resolve_run
@@ -59,7 +60,7 @@ class LazyProgress:
             if not err.is_terminal or time.perf_counter() - self.t0 < PROGRESS_DELAY_S:
                 return
             self.bar = Progress(TextColumn("searching layouts"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), console=err, transient=True)
+                                TimeElapsedColumn(), console=err.get(), transient=True)
             self.bar.start()
             self.task = self.bar.add_task("search", total=total)
         self.bar.update(self.task, completed=done, total=total)
@@ -233,9 +234,18 @@ def plan_command(
         if not isinstance(workload, TrainingWorkload):
             raise InputError("kind", getattr(workload, "kind", None),
                              "training (wkc plan plans training layouts)")
-        doc = _plan(workload, top)
+        try:
+            doc = _plan(workload, top)
+        except InfeasibleError as exc:
+            if not as_json:
+                raise
+            # the answer is still a document on stdout: infeasible, with what binds
+            json.dump({"workload": workload.name, "feasible": False, "binding_constraint": exc.binding,
+                       "detail": exc.detail}, sys.stdout, indent=2, allow_nan=False)
+            sys.stdout.write("\n")
+            raise typer.Exit(3) from None
     if as_json:
-        json.dump(doc, sys.stdout, indent=2)
+        json.dump(finite_json({"feasible": True, **doc}), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     else:
         _print(doc)

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from ..errors import InputError
 from ..hpc.classes import HpcPrecision, SolverClass
 from ..units import Bytes, BytesPerSecond, Count, Seconds, parse_count, validated_by
 from .common import Strict
@@ -23,7 +24,10 @@ def parse_size(value: Any, field: str = "problem.size") -> float:
     """'1M' -> 1e6, '512^3' -> 134217728, '1024x512x256' -> their product."""
     if isinstance(value, str) and "^" in value:
         base, _, exp = value.partition("^")
-        return math.pow(parse_count(base.strip(), field), parse_count(exp.strip(), field))
+        try:
+            return math.pow(parse_count(base.strip(), field), parse_count(exp.strip(), field))
+        except OverflowError:
+            raise InputError(field, value, "a problem size within a float's range (e.g. 512^3)") from None
     if isinstance(value, str) and re.fullmatch(r"[^x]+(x[^x]+)+", value.strip()):
         return math.prod(parse_count(p.strip(), field) for p in value.split("x"))
     return parse_count(value, field)

@@ -6,14 +6,16 @@ typo is an error naming the key instead of a silently ignored field.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
-from ..errors import InputError
+from ..errors import MISSING, InputError
+from .problems import input_error
+from .yaml_reader import parse_yaml, read_text
 
 # kind -> (module, class); inference and HPC register here as they are built.
 _KINDS: dict[str, tuple[str, str]] = {
@@ -23,7 +25,7 @@ _KINDS: dict[str, tuple[str, str]] = {
 }
 
 
-def workload_model(kind: str) -> type[BaseModel]:
+def workload_model(kind: Any) -> type[BaseModel]:
     known = []
     for name, (module, cls) in _KINDS.items():
         try:
@@ -34,17 +36,24 @@ def workload_model(kind: str) -> type[BaseModel]:
         if name == kind:
             model: type[BaseModel] = getattr(mod, cls)
             return model
-    raise InputError("kind", kind, f"one of: {', '.join(known)}")
+    near = difflib.get_close_matches(kind, known, n=1) if isinstance(kind, str) else []
+    hint = f"did you mean {near[0]!r}? " if near else ""
+    raise InputError("kind", kind, f"{hint}one of: {', '.join(known)}")
 
 
 def parse_workload(data: Any, *, base_dir: Path | None = None) -> BaseModel:
-    """Validate a dict as a workload. Raises InputError or pydantic's ValidationError."""
+    """Validate a dict as a workload. Raises InputError naming every field that is not allowed."""
+    if data is None:
+        raise InputError("(intake)", MISSING, "a mapping with a 'kind' key (the document is empty)")
     if not isinstance(data, dict):
-        raise InputError("(intake)", type(data).__name__, "a mapping with a 'kind' key")
+        raise InputError("(intake)", data, "a mapping with a 'kind' key (training, inference or hpc)")
     if "kind" not in data:
-        raise InputError("kind", None, "required: training, inference or hpc")
-    model = workload_model(str(data["kind"]))
-    workload = model.model_validate(data)
+        raise InputError("kind", MISSING, "required: training, inference or hpc")
+    model = workload_model(data["kind"])
+    try:
+        workload = model.model_validate(data)
+    except ValidationError as exc:
+        raise input_error(exc, model) from None
     _anchor_paths(workload, base_dir)
     return workload
 
@@ -63,21 +72,9 @@ def load_workload(path: str | Path) -> BaseModel:
 
 
 def read_intake(path: str | Path) -> Any:
-    """The mapping a YAML intake file holds (not yet validated)."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("FILE", str(p), "an existing YAML intake file") from None
-    except (IsADirectoryError, UnicodeDecodeError) as exc:
-        raise InputError("FILE", str(p), f"a readable UTF-8 YAML file ({exc.__class__.__name__})") from None
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise InputError("FILE", str(p), f"well-formed YAML (parse error{where})") from None
-    return data
+    """The mapping a YAML intake file holds (not yet validated): size, depth, aliases and duplicate
+    keys checked (intake/yaml_reader.py)."""
+    return parse_yaml(read_text(str(path)), str(path))
 
 
 __all__ = ["ValidationError", "load_workload", "parse_workload", "read_intake", "workload_model"]

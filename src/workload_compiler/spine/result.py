@@ -107,5 +107,7 @@ class SystemSpec(Doc):
     collisions: list[dict[str, Any]] = Field(default_factory=list)
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
     pins: dict[str, Any] = Field(default_factory=dict, description="the pins (dotted intake keys) applied by recompile")
+    unreachable: dict[str, str] = Field(
+        default_factory=dict, description="values that cannot be reached (null in the document): dotted path -> why")
     assumptions: list[Assumption] = Field(default_factory=list)
     provenance: dict[str, Provenance] = Field(default_factory=dict)
