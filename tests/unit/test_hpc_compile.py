@@ -85,7 +85,7 @@ def test_ns_per_day_target_and_rate() -> None:
 def test_bad_input_is_clear() -> None:
     with pytest.raises(InputError, match=r"application\.class: 'plasma' is not allowed; one of: cfd_lbm"):
         _compile({**MD, "application": {"class": "plasma"}})
-    with pytest.raises(InputError, match=r"problem\.size: 0 is not allowed; a value > 0"):
+    with pytest.raises(InputError, match=r"problem\.size: 0 is not allowed; more than 0"):
         _compile({**MD, "problem": {"size": 0}})
     with pytest.raises(InputError, match=r"problem\.unit"):
         _compile({**MD, "problem": {"size": "1M", "unit": "cells"}})

@@ -13,71 +13,78 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..arch.model import MlpKind
 from ..units import Count
+from . import limits as L
+from .limits import limited, text
 
 RecomputeMode = Literal["none", "selective", "full", "op_selective"]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Unknown keys are errors; a float field refuses inf and NaN."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class MoeIntake(Strict):
-    experts: int = Field(gt=0)
-    top_k: int = Field(gt=0)
-    expert_ffn_hidden_size: int = Field(gt=0)
-    shared_experts: int = Field(default=0, ge=0)
-    shared_expert_ffn_hidden_size: int | None = Field(default=None, gt=0)
-    dense_layers: int = Field(default=0, ge=0, description="leading layers with a dense MLP")
-    layer_interval: int = Field(default=1, ge=1)
+    experts: int = limited(gt=0, le=L.MAX_EXPERTS, why=L.EXPERTS)
+    top_k: int = limited(gt=0, le=L.MAX_EXPERTS, why=L.EXPERTS)
+    expert_ffn_hidden_size: int = limited(gt=0, le=L.MAX_FFN, why=L.FFN)
+    shared_experts: int = limited(0, ge=0, le=L.MAX_EXPERTS, why=L.EXPERTS)
+    shared_expert_ffn_hidden_size: int | None = limited(None, gt=0, le=L.MAX_FFN, why=L.FFN)
+    dense_layers: int = limited(0, ge=0, le=L.MAX_LAYERS, why=L.LAYERS, description="leading layers with a dense MLP")
+    layer_interval: int = limited(1, ge=1, le=L.MAX_LAYERS, why=L.LAYERS)
 
 
 class MlaIntake(Strict):
-    q_lora_rank: int = Field(default=0, ge=0)
-    kv_lora_rank: int = Field(gt=0)
-    qk_nope_head_dim: int = Field(gt=0)
-    qk_rope_head_dim: int = Field(gt=0)
-    v_head_dim: int = Field(gt=0)
+    q_lora_rank: int = limited(0, ge=0, le=L.MAX_WIDTH, why=L.WIDTH)
+    kv_lora_rank: int = limited(gt=0, le=L.MAX_WIDTH, why=L.WIDTH)
+    qk_nope_head_dim: int = limited(gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM)
+    qk_rope_head_dim: int = limited(gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM)
+    v_head_dim: int = limited(gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM)
 
 
 class ModelIntake(Strict):
     """A preset id, a local HF config.json, or the fields; fields given override the preset."""
 
-    preset: str | None = None
+    preset: str | None = text()
     hf_config: Path | None = None
-    name: str | None = None
-    layers: int | None = Field(default=None, gt=0)
-    hidden_size: int | None = Field(default=None, gt=0)
-    attention_heads: int | None = Field(default=None, gt=0)
-    kv_heads: int | None = Field(default=None, gt=0)
-    head_dim: int | None = Field(default=None, gt=0)
-    ffn_hidden_size: int | None = Field(default=None, ge=0)
-    vocab_size: int | None = Field(default=None, gt=0)
+    name: str | None = text()
+    layers: int | None = limited(None, gt=0, le=L.MAX_LAYERS, why=L.LAYERS)
+    hidden_size: int | None = limited(None, gt=0, le=L.MAX_WIDTH, why=L.WIDTH)
+    attention_heads: int | None = limited(None, gt=0, le=L.MAX_HEADS, why=L.HEADS)
+    kv_heads: int | None = limited(None, gt=0, le=L.MAX_HEADS, why=L.HEADS)
+    head_dim: int | None = limited(None, gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM)
+    ffn_hidden_size: int | None = limited(None, ge=0, le=L.MAX_FFN, why=L.FFN)
+    vocab_size: int | None = limited(None, gt=0, le=L.MAX_VOCAB, why=L.VOCAB)
     mlp: MlpKind | None = None
     tied_embeddings: bool | None = None
     moe: MoeIntake | None = None
     mla: MlaIntake | None = None
-    sliding_window: int | None = Field(default=None, ge=0)
-    sliding_window_layers: int | None = Field(default=None, ge=0)
-    params: Count | None = Field(default=None, description="parameter count, when only that is known")
+    sliding_window: int | None = limited(None, ge=0, le=L.MAX_SEQ, why=L.SEQ)
+    sliding_window_layers: int | None = limited(None, ge=0, le=L.MAX_LAYERS, why=L.LAYERS)
+    params: Count | None = limited(None, le=L.MAX_PARAMS, why=L.PARAMS,
+                                   description="parameter count, when only that is known")
 
 
 class ParallelismIntake(Strict):
-    tp: int | None = Field(default=None, ge=1)
-    pp: int | None = Field(default=None, ge=1)
-    dp: int | None = Field(default=None, ge=1)
-    cp: int | None = Field(default=None, ge=1)
-    ep: int | None = Field(default=None, ge=1)
-    etp: int | None = Field(default=None, ge=1, description="tensor parallel inside each expert")
-    vp: int | None = Field(default=None, ge=1, description="virtual pipeline stages per rank (interleaved 1F1B)")
-    micro_batch_size: int | None = Field(default=None, ge=1)
+    tp: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS)
+    pp: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS)
+    dp: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS)
+    cp: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS)
+    ep: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS)
+    etp: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS, description="tensor parallel inside each expert")
+    vp: int | None = limited(None, ge=1, le=L.MAX_LAYERS, why=L.LAYERS,
+                             description="virtual pipeline stages per rank (interleaved 1F1B)")
+    micro_batch_size: int | None = limited(None, ge=1, le=L.MAX_MICRO_BATCH, why=L.MICRO_BATCH)
     recompute: RecomputeMode | None = None
     sequence_parallel: bool | None = None
     zero_stage: Literal[0, 1, 2, 3] | None = None
 
 
 class ComputeIntake(Strict):
-    accelerator: str | None = None
-    system: str | None = None
-    gpus: int | None = Field(default=None, ge=1)
-    max_gpus: int | None = Field(default=None, ge=1, description="a cap: the search stays at or below it")
+    accelerator: str | None = text()
+    system: str | None = text()
+    gpus: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS)
+    max_gpus: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS,
+                                   description="a cap: the search stays at or below it")
     parallelism: ParallelismIntake = Field(default_factory=ParallelismIntake)

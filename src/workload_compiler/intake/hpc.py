@@ -11,13 +11,15 @@ import math
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from ..errors import InputError
 from ..hpc.classes import HpcPrecision, SolverClass
 from ..units import Bytes, BytesPerSecond, Count, Seconds, parse_count, validated_by
+from . import limits as L
 from .common import Strict
 from .infrastructure import InfrastructureIntake
+from .limits import limited, text
 
 
 def parse_size(value: Any, field: str = "problem.size") -> float:
@@ -44,67 +46,91 @@ class HpcApplication(Strict):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     solver_class: SolverClass = Field(alias="class")
-    code: str | None = Field(default=None, description="the code, e.g. GROMACS (informational)")
-    neighbors_per_atom: float | None = Field(default=None, gt=0, description="MD: atoms inside the cut-off")
-    cutoff_nm: float | None = Field(default=None, gt=0, description="MD: non-bonded cut-off, nm")
-    iterations_per_step: float | None = Field(default=None, gt=0, description="cfd_fv: Krylov iterations")
-    levels: int | None = Field(default=None, gt=0, description="weather_climate: vertical levels")
-    transforms_per_step: float | None = Field(default=None, gt=0, description="fft_spectral: 3-D FFTs")
+    code: str | None = text(description="the code, e.g. GROMACS (informational)")
+    neighbors_per_atom: float | None = limited(None, gt=0, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL,
+                                               description="MD: atoms inside the cut-off")
+    cutoff_nm: float | None = limited(None, gt=0, le=100, why="100 nm: 50x the longest MD cut-offs (~2 nm)",
+                                      description="MD: non-bonded cut-off, nm")
+    iterations_per_step: float | None = limited(None, gt=0, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL,
+                                                description="cfd_fv: Krylov iterations")
+    levels: int | None = limited(None, gt=0, le=100_000, why="10^5 vertical levels: 1,000x any weather model",
+                                 description="weather_climate: vertical levels")
+    transforms_per_step: float | None = limited(None, gt=0, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL,
+                                                description="fft_spectral: 3-D FFTs")
 
 
 class HpcProblem(Strict):
-    size: ProblemSize = Field(gt=0, description="units of the class: cells, atoms, grid points, N")
-    unit: str | None = None
+    size: ProblemSize = limited(gt=0, le=L.MAX_UNITS, why=L.UNITS,
+                                description="units of the class: cells, atoms, grid points, N")
+    unit: str | None = text()
 
 
 class HpcProfile(Strict):
-    flops_per_unit_step: Count | None = Field(default=None, ge=0)
-    bytes_per_unit_step: Bytes | None = Field(default=None, ge=0)
+    flops_per_unit_step: Count | None = limited(None, ge=0, le=L.MAX_PER_UNIT, why=L.PER_UNIT)
+    bytes_per_unit_step: Bytes | None = limited(None, ge=0, le=L.MAX_PER_UNIT, why=L.PER_UNIT)
 
 
 class HpcCommunication(Strict):
     pattern: CommPatternIntake | list[CommPatternIntake] | None = None
-    exchanges_per_step: float | None = Field(default=None, gt=0)
-    halo_bytes_per_surface_unit: Bytes | None = Field(default=None, gt=0)
-    bytes_per_unit: Bytes | None = Field(default=None, gt=0, description="all_to_all: per unit per transpose")
-    message_bytes: Bytes | None = Field(default=None, gt=0, description="all_reduce: per message")
+    exchanges_per_step: float | None = limited(None, gt=0, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL)
+    halo_bytes_per_surface_unit: Bytes | None = limited(None, gt=0, le=L.MAX_PER_UNIT, why=L.PER_UNIT)
+    bytes_per_unit: Bytes | None = limited(None, gt=0, le=L.MAX_PER_UNIT, why=L.PER_UNIT,
+                                           description="all_to_all: per unit per transpose")
+    message_bytes: Bytes | None = limited(None, gt=0, le=L.MAX_BYTES, why=L.BYTES,
+                                          description="all_reduce: per message")
 
 
 class HpcTarget(Strict):
-    time_to_solution: Seconds | None = Field(default=None, gt=0)
-    ns_per_day: float | None = Field(default=None, gt=0, description="MD: simulated ns per day")
-    simulated_years_per_day: float | None = Field(default=None, gt=0, description="climate: SYPD")
+    time_to_solution: Seconds | None = limited(None, gt=0, le=L.MAX_DURATION, why=L.DURATION)
+    ns_per_day: float | None = limited(None, gt=0, le=1e9, why="10^9 ns/day: 10^6x the fastest MD runs (~1 us/day)",
+                                       description="MD: simulated ns per day")
+    simulated_years_per_day: float | None = limited(None, gt=0, le=1e6, why="10^6 SYPD: 1,000x the fastest "
+                                                    "climate runs", description="climate: SYPD")
 
 
 class HpcIo(Strict):
-    output_bytes_per_step: Bytes | None = Field(default=None, ge=0, description="mean bytes written per step")
-    output_bytes_per_unit: Bytes | None = Field(
-        default=None, ge=0, description="bytes per unit of each output frame (every output_every_n_steps)")
-    output_every_n_steps: int | None = Field(default=None, ge=1)
-    checkpoint_every: Seconds | None = Field(default=None, gt=0)
-    checkpoint_bytes_per_unit: Bytes | None = Field(default=None, ge=0)
-    scratch_write_bandwidth_per_node: ByteRate | None = Field(default=None, gt=0)
+    output_bytes_per_step: Bytes | None = limited(None, ge=0, le=L.MAX_BYTES, why=L.BYTES,
+                                                  description="mean bytes written per step")
+    output_bytes_per_unit: Bytes | None = limited(
+        None, ge=0, le=L.MAX_PER_UNIT, why=L.PER_UNIT,
+        description="bytes per unit of each output frame (every output_every_n_steps)")
+    output_every_n_steps: int | None = limited(None, ge=1, le=int(L.MAX_STEPS), why=L.STEPS)
+    checkpoint_every: Seconds | None = limited(None, ge=1, le=L.MAX_DURATION,
+                                               why={"ge": "a second: no checkpoint writes faster", "le": L.DURATION})
+    checkpoint_bytes_per_unit: Bytes | None = limited(None, ge=0, le=L.MAX_PER_UNIT, why=L.PER_UNIT)
+    scratch_write_bandwidth_per_node: ByteRate | None = limited(None, gt=0, le=L.MAX_BANDWIDTH, why=L.BANDWIDTH)
 
 
 class HpcCompute(Strict):
-    accelerator: str | None = None
-    system: str | None = None
-    gpus: int | None = Field(default=None, ge=1)
-    max_gpus: int | None = Field(default=None, ge=1, description="a cap: the search stays at or below it")
+    accelerator: str | None = text()
+    system: str | None = text()
+    gpus: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS)
+    max_gpus: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS,
+                                   description="a cap: the search stays at or below it")
 
 
 class HpcWorkload(InfrastructureIntake):
     kind: Literal["hpc"]
-    name: str | None = None
+    name: str | None = text()
     application: HpcApplication
     problem: HpcProblem
     profile: HpcProfile = Field(default_factory=HpcProfile)
     precision: HpcPrecision | None = None
-    steps: Count | None = Field(default=None, gt=0)
-    simulated_time: SimTime | None = Field(default=None, gt=0)
-    timestep: SimTime | None = Field(default=None, gt=0)
+    steps: Count | None = limited(None, ge=1, le=L.MAX_STEPS, why=L.STEPS)
+    simulated_time: SimTime | None = limited(None, gt=0, le=L.MAX_SIM_TIME, why=L.SIM_TIME)
+    timestep: SimTime | None = limited(None, ge=1e-21, le=L.MAX_SIM_TIME,
+                                       why={"ge": "a zeptosecond: below any simulated process", "le": L.SIM_TIME})
     target: HpcTarget = Field(default_factory=HpcTarget)
     communication: HpcCommunication = Field(default_factory=HpcCommunication)
     compute: HpcCompute = Field(default_factory=HpcCompute)
     io: HpcIo = Field(default_factory=HpcIo)
-    memory_per_unit_bytes: Bytes | None = Field(default=None, gt=0)
+    memory_per_unit_bytes: Bytes | None = limited(None, gt=0, le=L.MAX_PER_UNIT, why=L.PER_UNIT)
+
+    @model_validator(mode="after")
+    def _steps_in_range(self) -> HpcWorkload:
+        """simulated_time / timestep is a step count: it is held to the same bound as `steps`."""
+        if self.simulated_time is not None and self.timestep is not None and \
+                self.simulated_time / self.timestep > L.MAX_STEPS:
+            raise ValueError(f"simulated_time / timestep = {self.simulated_time / self.timestep:.3g} steps; at most "
+                             f"{L.MAX_STEPS:.0e} ({L.STEPS})")
+        return self

@@ -22,26 +22,32 @@
 from __future__ import annotations
 
 import statistics
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from ..units import Count, PerSecond, Seconds
+from . import limits as L
 from .common import ComputeIntake, ModelIntake, Strict
 from .infrastructure import InfrastructureIntake
+from .limits import limited, text
 
 WeightsName = Literal["bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4"]
 KvDtype = Literal["bf16", "fp16", "fp8", "int8"]
 EngineName = Literal["vllm", "trtllm", "sglang"]
 
 
+MAX_SAMPLES = 100_000   # token-length samples in one list: enough for any percentile
+TokenCount = Annotated[Count, Field(ge=1, le=L.MAX_SEQ)]
+
+
 class LengthDistribution(Strict):
     """Token counts as a distribution: the mean sizes throughput, the tail sizes memory."""
 
-    mean: float = Field(gt=0)
-    p90: float | None = Field(default=None, gt=0)
-    p99: float | None = Field(default=None, gt=0)
-    max: float | None = Field(default=None, gt=0)
+    mean: float = limited(ge=1, le=L.MAX_SEQ, why=L.SEQ)
+    p90: float | None = limited(None, ge=1, le=L.MAX_SEQ, why=L.SEQ)
+    p99: float | None = limited(None, ge=1, le=L.MAX_SEQ, why=L.SEQ)
+    max: float | None = limited(None, ge=1, le=L.MAX_SEQ, why=L.SEQ)
 
     @model_validator(mode="after")
     def _ordered(self) -> LengthDistribution:
@@ -59,9 +65,9 @@ class LengthDistribution(Strict):
 def _as_distribution(value: Any) -> Any:
     """A bare number stays a number; a list of samples becomes {mean, p90, p99, max}."""
     if isinstance(value, list):
-        numbers = all(isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in value)
-        if not value or not numbers:
-            raise ValueError("a list of token counts must hold positive numbers")
+        numbers = all(isinstance(v, int | float) and not isinstance(v, bool) and 1 <= v <= L.MAX_SEQ for v in value)
+        if not value or not numbers or len(value) > MAX_SAMPLES:
+            raise ValueError(f"a list of 1 to {MAX_SAMPLES:,} token counts, each from 1 to {L.MAX_SEQ:,}")
         xs = sorted(float(v) for v in value)
 
         def q(p: float) -> float:
@@ -74,10 +80,10 @@ def _as_distribution(value: Any) -> Any:
 class LatencyTarget(Strict):
     """A latency objective at a percentile ('2s', '50ms'); the tightest one given is used."""
 
-    p50: Seconds | None = Field(default=None, gt=0)
-    p90: Seconds | None = Field(default=None, gt=0)
-    p99: Seconds | None = Field(default=None, gt=0)
-    mean: Seconds | None = Field(default=None, gt=0)
+    p50: Seconds | None = limited(None, gt=0, le=L.MAX_LATENCY, why=L.LATENCY)
+    p90: Seconds | None = limited(None, gt=0, le=L.MAX_LATENCY, why=L.LATENCY)
+    p99: Seconds | None = limited(None, gt=0, le=L.MAX_LATENCY, why=L.LATENCY)
+    mean: Seconds | None = limited(None, gt=0, le=L.MAX_LATENCY, why=L.LATENCY)
 
     @model_validator(mode="after")
     def _one(self) -> LatencyTarget:
@@ -97,12 +103,17 @@ class LatencyTarget(Strict):
 class ServingIntake(Strict):
     weights: WeightsName | None = None
     kv_cache_dtype: KvDtype | None = None
-    context_window: Count | None = Field(default=None, gt=0, description="max tokens per request (ISL + OSL)")
-    input_tokens: Count | LengthDistribution | None = None
-    output_tokens: Count | LengthDistribution | None = None
+    context_window: Count | None = limited(None, ge=1, le=L.MAX_SEQ, why=L.SEQ,
+                                           description="max tokens per request (ISL + OSL)")
+    input_tokens: TokenCount | LengthDistribution | None = limited(
+        None, why=L.SEQ, description="prompt tokens per request: a number, {mean, p90, p99, max} or samples")
+    output_tokens: TokenCount | LengthDistribution | None = limited(
+        None, why=L.SEQ, description="generated tokens per request: a number, {mean, p90, p99, max} or samples")
     scenario: Literal["online", "offline"] | None = None
-    request_rate: PerSecond | None = Field(default=None, gt=0, description="requests per second, e.g. 20/s")
-    concurrency: int | None = Field(default=None, gt=0, description="concurrent requests (closed loop)")
+    request_rate: PerSecond | None = limited(None, gt=0, le=L.MAX_RATE, why=L.RATE,
+                                             description="requests per second, e.g. 20/s")
+    concurrency: int | None = limited(None, gt=0, le=L.MAX_CONCURRENCY, why=L.CONCURRENCY,
+                                      description="concurrent requests (closed loop)")
     ttft: LatencyTarget | None = None
     tpot: LatencyTarget | None = None
     availability: str | float | None = Field(
@@ -110,7 +121,7 @@ class ServingIntake(Strict):
     engine: EngineName | None = None
     memory_utilization: float | None = Field(default=None, gt=0, le=1,
                                              description="override the engine's KV memory fraction")
-    max_batch_size: int | None = Field(default=None, gt=0)
+    max_batch_size: int | None = limited(None, gt=0, le=L.MAX_CONCURRENCY, why=L.CONCURRENCY)
     mode: Literal["aggregated", "disaggregated", "auto"] | None = Field(
         default=None, description="aggregated, disaggregated (separate prefill and decode pools) or auto "
                                   "(search both)")
@@ -146,11 +157,13 @@ class ServingIntake(Strict):
 class CostIntake(Strict):
     """A rate card: an hourly price per GPU, or the parts of an owned GPU's cost."""
 
-    gpu_hour_usd: float | None = Field(default=None, gt=0)
-    capex_usd_per_gpu: float | None = Field(default=None, gt=0)
-    amortization_years: float | None = Field(default=None, gt=0)
-    power_usd_per_kwh: float | None = Field(default=None, ge=0)
-    pue: float | None = Field(default=None, ge=1)
+    gpu_hour_usd: float | None = limited(None, gt=0, le=L.MAX_USD_HOUR, why=L.USD_HOUR)
+    capex_usd_per_gpu: float | None = limited(None, gt=0, le=L.MAX_CAPEX, why=L.CAPEX)
+    amortization_years: float | None = limited(None, ge=0.1, le=L.MAX_YEARS,
+                                               why={"ge": "a month or more", "le": L.YEARS})
+    power_usd_per_kwh: float | None = limited(None, ge=0, le=L.MAX_USD_KWH, why=L.USD_KWH)
+    pue: float | None = limited(None, ge=1, le=3, why="PUE is at least 1 by definition; 3 is far beyond any "
+                                "operating data centre (~1.1-2)")
 
     @model_validator(mode="after")
     def _complete(self) -> CostIntake:
@@ -162,7 +175,7 @@ class CostIntake(Strict):
 
 class InferenceWorkload(InfrastructureIntake):
     kind: Literal["inference"]
-    name: str | None = None
+    name: str | None = text()
     model: ModelIntake
     serving: ServingIntake = Field(default_factory=ServingIntake)
     compute: ComputeIntake = Field(default_factory=ComputeIntake)

@@ -11,46 +11,55 @@ from typing import Literal
 from pydantic import Field
 
 from ..units import Bytes, BytesPerSecond, Count, Seconds, Watts
+from . import limits as L
 from .common import Strict
+from .limits import limited, text
 
 
 class FabricIntake(Strict):
-    switch: str | None = Field(default=None, description="catalog switch id of the compute fabric")
-    oversubscription: float | None = Field(default=None, ge=1)
-    su_nodes: int | None = Field(default=None, ge=1, description="nodes per scalable unit")
+    switch: str | None = text(description="catalog switch id of the compute fabric")
+    oversubscription: float | None = limited(None, ge=1, le=L.MAX_OVERSUBSCRIPTION, why=L.OVERSUBSCRIPTION)
+    su_nodes: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS, description="nodes per scalable unit")
 
 
 class StorageIntake(Strict):
     tier: Literal["good", "better", "best"] | None = None
-    write_bandwidth: BytesPerSecond | None = Field(default=None, gt=0, description="aggregate, e.g. 250GB/s")
+    write_bandwidth: BytesPerSecond | None = limited(None, gt=0, le=L.MAX_BANDWIDTH, why=L.BANDWIDTH,
+                                                     description="aggregate, e.g. 250GB/s")
     checkpoint_mode: Literal["sync", "async"] | None = None
     gpudirect_storage: bool = False
-    retained_checkpoints: int | None = Field(default=None, ge=0)
-    dataset_tokens: Count | None = Field(default=None, gt=0, description="unique tokens on disk")
-    token_bytes: float | None = Field(default=None, gt=0)
-    dataset_samples: Count | None = Field(default=None, gt=0, description="images/videos: sample count")
-    sample_size: Bytes | None = Field(default=None, gt=0)
+    retained_checkpoints: int | None = limited(None, ge=0, le=100_000, why="10^5 checkpoints kept")
+    dataset_tokens: Count | None = limited(None, ge=1, le=L.MAX_TOKENS, why=L.TOKENS,
+                                           description="unique tokens on disk")
+    token_bytes: float | None = limited(None, gt=0, le=1024, why="1 kB per token: 250x a 32-bit token id")
+    dataset_samples: Count | None = limited(None, ge=1, le=L.MAX_UNITS, why=L.UNITS,
+                                            description="images/videos: sample count")
+    sample_size: Bytes | None = limited(None, gt=0, le=1e13, why="10 TB per sample")
 
 
 class ReliabilityIntake(Strict):
-    failure_rate: str | None = Field(default=None, description="a named published rate (see catalog reliability.yaml)")
-    failures_per_gpu_day: float | None = Field(default=None, ge=0)
-    failures_per_node_day: float | None = Field(default=None, ge=0)
-    restart_time: Seconds | None = Field(default=None, ge=0)
-    checkpoint_interval: Seconds | None = Field(default=None, gt=0)
+    failure_rate: str | None = text(description="a named published rate (see catalog reliability.yaml)")
+    failures_per_gpu_day: float | None = limited(None, ge=0, le=L.MAX_FAILURES_GPU_DAY, why=L.FAILURES_GPU_DAY)
+    failures_per_node_day: float | None = limited(None, ge=0, le=L.MAX_FAILURES_NODE_DAY, why=L.FAILURES_NODE_DAY)
+    restart_time: Seconds | None = limited(None, ge=0, le=L.MAX_LATENCY, why=L.LATENCY)
+    checkpoint_interval: Seconds | None = limited(None, ge=1, le=L.MAX_DURATION,
+                                                  why={"ge": "a second: no checkpoint writes faster",
+                                                       "le": L.DURATION})
 
 
 class SoftwareIntake(Strict):
-    access_model: str | None = None
+    access_model: str | None = text()
 
 
 class FacilityIntake(Strict):
-    power: Watts | None = Field(default=None, gt=0, description="power the hall delivers")
+    power: Watts | None = limited(None, gt=0, le=L.MAX_POWER, why=L.POWER, description="power the hall delivers")
     power_basis: Literal["facility", "it"] = "facility"
-    rack_power: Watts | None = Field(default=None, gt=0, description="per-rack power (and cooling) limit")
-    cooling: str | None = Field(default=None, description="air | rdhx | dlc | immersion")
-    pue: float | None = Field(default=None, ge=1, le=3)
-    floor_area_m2: float | None = Field(default=None, gt=0)
+    rack_power: Watts | None = limited(None, gt=0, le=L.MAX_RACK_POWER, why=L.RACK_POWER,
+                                       description="per-rack power (and cooling) limit")
+    cooling: str | None = text(description="air | rdhx | dlc | immersion")
+    pue: float | None = limited(None, ge=1, le=3, why="PUE is at least 1 by definition; 3 is far beyond any "
+                                "operating data centre (~1.1-2)")
+    floor_area_m2: float | None = limited(None, gt=0, le=L.MAX_AREA, why=L.AREA)
 
 
 class InfrastructureIntake(Strict):

@@ -27,7 +27,8 @@ _TYPE_WORDS = {
 }
 _MISMATCH = {"model_type", "model_attributes_type", "dict_type", "list_type", "int_type", "int_parsing", "float_type",
              "float_parsing", "string_type", "bool_type", "bool_parsing", "is_instance_of", "none_required"}
-_BOUND = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}
+_BOUND = {"greater_than": "more than", "greater_than_equal": "at least", "less_than": "less than",
+          "less_than_equal": "at most"}
 _BOUND_KEY = {"greater_than": "gt", "greater_than_equal": "ge", "less_than": "lt", "less_than_equal": "le"}
 
 
@@ -105,7 +106,7 @@ def _allowed(e: Any, parent: type[BaseModel] | None, info: FieldInfo | None, pat
         return f"{_near(e.get('input'), options)}one of: {', '.join(options)}"
     if kind in _BOUND:
         reason = _bound_reason(info, _BOUND_KEY[kind])
-        return f"a value {_BOUND[kind]} {shown(ctx.get(_BOUND_KEY[kind]))}" + (f" ({reason})" if reason else "")
+        return f"{_BOUND[kind]} {_number(ctx.get(_BOUND_KEY[kind]))}" + (f" ({reason})" if reason else "")
     if kind in ("model_type", "model_attributes_type"):
         sub = submodel(info.annotation) if info is not None else None
         return f"a mapping with keys: {', '.join(_keys(sub))}" if sub else "a mapping of keys to values"
@@ -117,6 +118,12 @@ def _allowed(e: Any, parent: type[BaseModel] | None, info: FieldInfo | None, pat
     if kind == "recursion_loop":
         return "a document without cycles"
     return _TYPE_WORDS.get(kind, str(e["msg"]))
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, int | float) and float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return shown(value)
 
 
 def _bound_reason(info: FieldInfo | None, key: str) -> str:

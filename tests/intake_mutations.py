@@ -1,0 +1,146 @@
+"""Mutated intakes for fuzzing: the bundled examples (and a few small intakes of each kind) with
+keys set to hostile values, removed, renamed or added, at any key the intake schema knows.
+
+Used by tests/unit/test_fuzz_intakes.py (hypothesis, bounded for CI) and by
+tools/fuzz_intakes.py (the large one-off run). Each outcome must be a result (every number
+finite) or one of our errors; an `InfeasibleError` out of `compile_workload` is a failure.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from workload_compiler.intake.load import workload_model
+from workload_compiler.intake.pins import apply_pins, intake_keys
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((REPO_ROOT / "examples").glob("*.yaml"))
+
+# Small intakes that compile in milliseconds, so a fuzz run spends its time on many cases.
+SMALL: list[dict[str, Any]] = [
+    {"kind": "training", "model": {"preset": "llama3-8b"},
+     "training": {"tokens": "1T", "seq_len": 8192, "global_batch_size": 128}, "compute": {"gpus": 64}},
+    {"kind": "training", "model": {"layers": 32, "hidden_size": 4096, "attention_heads": 32},
+     "training": {"tokens": "100B"}, "compute": {"accelerator": "a100-sxm-80gb", "gpus": 16}},
+    {"kind": "training", "model": {"preset": "mixtral-8x7b"}, "compute": {"accelerator": "h200-sxm", "gpus": 64},
+     "facility": {"power": "1MW", "rack_power": "40kW"}},
+    {"kind": "inference", "model": {"preset": "llama3.1-8b"}},
+    {"kind": "inference", "model": {"preset": "qwen3-30b-a3b"},
+     "serving": {"input_tokens": [100, 2000, 8000], "output_tokens": 256, "request_rate": "5/s",
+                 "mode": "auto", "ttft": {"p90": "1s"}}, "compute": {"accelerator": "h100-sxm", "max_gpus": 16}},
+    {"kind": "inference", "model": {"preset": "llama3.1-8b"},
+     "serving": {"scenario": "offline", "concurrency": 64}, "cost": {"capex_usd_per_gpu": 30000,
+                                                                     "amortization_years": 4}},
+    {"kind": "hpc", "application": {"class": "molecular_dynamics"}, "problem": {"size": "100k"}, "steps": 1000},
+    {"kind": "hpc", "application": {"class": "cfd_lbm"}, "problem": {"size": "256^3"}, "steps": 100,
+     "compute": {"gpus": 8}},
+]
+
+HOSTILE_NUMBERS: list[Any] = [0, -1, 1, 2, 0.5, 1e-300, 1e-9, 1e6, 1e9, 1e12, 1e18, 1e30, 1e300, 2**31, 2**53 + 1,
+                              2**63, 10**30, 10**400, math.inf, -math.inf, math.nan, True, False]
+HOSTILE_TEXT: list[Any] = ["", "x", "abc", "0", "-5", "1e999", "inf", "-inf", "nan", ".inf", "1e30", "7B",
+                           "1T", "300B", "0.5", "20/2s", "100GB/2s", "5/0s", "0/s", "1e30/s", "2fs", "10y", "0s",
+                           "1e-30s", "80GiB", "1e20GB", "2.5MW", "0W", "1e20MW", "512^3", "1e10^1e10", "99999x99999",
+                           "n+1", "n+99", "none", "150%", "[bold]x[/]", "é", "z" * 5000, "air", "liquid",
+                           "h100-sxm", "b200", "gb200", "mi300x", "gaudi3", "v100", "l40s", "quantum2-qm9700",
+                           "fp8", "fp4", "int4", "bf16", "auto", "disaggregated", "offline", "halo", "all_to_all"]
+HOSTILE_SHAPES: list[Any] = [None, {}, [], [1, 2, 3], [0], [-1, 5], {"mean": 0}, {"mean": 1e30}, {"p99": "1ms"},
+                             {"mean": 100, "p90": 50}, {"a": 1}, [[[]]], {"preset": "llama3-8b"}]
+EVERY_VALUE = HOSTILE_NUMBERS + HOSTILE_TEXT + HOSTILE_SHAPES
+
+
+def base_intakes() -> list[dict[str, Any]]:
+    """The bundled examples (as the mappings their YAML holds) and the small intakes."""
+    out = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in EXAMPLES]
+    for d, p in zip(out, EXAMPLES, strict=True):
+        hf = (d.get("model") or {}).get("hf_config") if isinstance(d.get("model"), dict) else None
+        if hf:
+            d["model"]["hf_config"] = str(p.parent / hf)
+    return out + copy.deepcopy(SMALL)
+
+
+def _leaves(data: Any, prefix: str = "") -> list[str]:
+    """Every dotted key present in a mapping (sections and leaves)."""
+    keys: list[str] = []
+    if isinstance(data, dict):
+        for k, v in data.items():
+            key = f"{prefix}{k}"
+            keys.append(key)
+            keys += _leaves(v, key + ".")
+    return keys
+
+
+def _value_like(original: Any, rng: random.Random) -> Any:
+    """A hostile value, often of the original's own kind (a number for a number)."""
+    if rng.random() < 0.75 and isinstance(original, int | float) and not isinstance(original, bool):
+        scaled = original * rng.choice([2, 3, 0.5, 0.1, 7, 10, 100, 1000, 1e-3, 1e6, 10 ** rng.randint(7, 30)])
+        plausible = [scaled, int(scaled) if isinstance(original, int) else scaled, original + 1,
+                     max(1, original - 1), rng.randint(1, 2**rng.randint(1, 40))]
+        return rng.choice(plausible * 3 + [-original, *HOSTILE_NUMBERS])
+    if rng.random() < 0.6 and isinstance(original, str):
+        return rng.choice([original + "x", original[:-1], original * 3, original.upper(), *HOSTILE_TEXT])
+    return rng.choice(EVERY_VALUE)
+
+
+def _set(data: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    try:
+        return apply_pins(data, [(key, value)])
+    except Exception:   # a pin through a scalar: set it by hand
+        out = copy.deepcopy(data)
+        out[key.split(".")[0]] = value
+        return out
+
+
+def mutate(intake: dict[str, Any], rng: random.Random, mutations: int = 2) -> dict[str, Any]:
+    """`mutations` random edits: set a present or schema key to a hostile value, delete a key,
+    add an unknown key, or misspell one."""
+    data = copy.deepcopy(intake)
+    try:
+        schema_keys = intake_keys(workload_model(data.get("kind")))
+    except Exception:
+        schema_keys = []
+    for _ in range(mutations):
+        present = _leaves(data)
+        roll = rng.random()
+        if roll < 0.45 and present:
+            key = rng.choice(present)
+            node: Any = data
+            for part in key.split("."):
+                node = node.get(part) if isinstance(node, dict) else None
+            data = _set(data, key, _value_like(node, rng))
+        elif roll < 0.75 and schema_keys:
+            data = _set(data, rng.choice(schema_keys), rng.choice(EVERY_VALUE))
+        elif roll < 0.85 and present:
+            key = rng.choice(present)
+            data = apply_pins(data, [(key, None)]) if "." in key or key != "kind" else data
+        elif roll < 0.93 and present:
+            key = rng.choice(present)
+            data = _set(data, key + "x" if rng.random() < 0.5 else key.rpartition(".")[0] + ".bogus", 1)
+        else:
+            data["kind"] = rng.choice(["training", "inference", "hpc", "trainig", None, 3])
+    return data
+
+
+def walk_numbers(value: Any, path: str = "") -> list[tuple[str, float]]:
+    """Every float in a JSON-like structure, with its path."""
+    found: list[tuple[str, float]] = []
+    if isinstance(value, float):
+        found.append((path, value))
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            found += walk_numbers(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for v in value:
+            found += walk_numbers(v, f"{path}[]")
+    return found
+
+
+def non_finite(doc: Any) -> list[str]:
+    """Paths of inf/NaN values in a dumped result."""
+    return [p for p, v in walk_numbers(doc) if not math.isfinite(v)]
