@@ -97,6 +97,59 @@ def _set(data: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
         return out
 
 
+def _bounds(model: Any, key: str) -> tuple[float, float, bool] | None:
+    """(low, high, integer) of a numeric intake key, from its schema constraints."""
+    from workload_compiler.intake.problems import submodel
+    current, info = model, None
+    for part in key.split("."):
+        found = [f for k, f in current.model_fields.items() if part in (k, f.alias)] if current else []
+        if not found:
+            return None
+        info = found[0]
+        current = submodel(info.annotation)
+    text = str(info.annotation) if info is not None else ""
+    if info is None or current is not None or not ("int" in text or "float" in text) or "Literal" in text:
+        return None
+    low, high = 0.0, 1e6
+    integer = "float" not in text
+    for m in info.metadata:
+        for attr, side in (("ge", "low"), ("gt", "low"), ("le", "high"), ("lt", "high")):
+            v = getattr(m, attr, None)
+            if v is None:
+                continue
+            v = float(v)
+            if attr == "gt":
+                v = v + 1 if integer else v + max(abs(v) * 1e-9, 1e-12)
+            low, high = (v, high) if side == "low" else (low, v)
+    return low, high, integer
+
+
+def _extreme(bounds: tuple[float, float, bool], rng: random.Random) -> Any:
+    """A valid value near an edge of the range, or log-uniform inside it."""
+    low, high, integer = bounds
+    lo = max(low, 1e-30) if low <= 0 else low
+    choice = rng.choice(["low", "high", "log", "log", "log"])
+    value = low if choice == "low" else high if choice == "high" else math.exp(
+        rng.uniform(math.log(lo), math.log(max(high, lo * 1.0001))))
+    if integer:
+        return int(min(max(round(value), math.ceil(low)), math.floor(high)))
+    return min(max(value, low), high)
+
+
+def mutate_valid(intake: dict[str, Any], rng: random.Random, mutations: int = 2) -> dict[str, Any]:
+    """`mutations` numeric keys of the schema set to valid values at the edges of their ranges:
+    the inputs that pass validation and stress the arithmetic."""
+    data = copy.deepcopy(intake)
+    try:
+        model = workload_model(data.get("kind"))
+    except Exception:
+        return data
+    numeric = [(k, b) for k in intake_keys(model) if (b := _bounds(model, k)) is not None]
+    for key, bounds in rng.sample(numeric, min(mutations, len(numeric))):
+        data = _set(data, key, _extreme(bounds, rng))
+    return data
+
+
 def mutate(intake: dict[str, Any], rng: random.Random, mutations: int = 2) -> dict[str, Any]:
     """`mutations` random edits: set a present or schema key to a hostile value, delete a key,
     add an unknown key, or misspell one."""
@@ -115,7 +168,9 @@ def mutate(intake: dict[str, Any], rng: random.Random, mutations: int = 2) -> di
                 node = node.get(part) if isinstance(node, dict) else None
             data = _set(data, key, _value_like(node, rng))
         elif roll < 0.75 and schema_keys:
-            data = _set(data, rng.choice(schema_keys), rng.choice(EVERY_VALUE))
+            value = rng.choice(EVERY_VALUE) if rng.random() < 0.5 else rng.choice(
+                [rng.randint(0, 2**rng.randint(1, 24)), rng.random() * 10 ** rng.randint(-3, 6), *HOSTILE_TEXT[:40]])
+            data = _set(data, rng.choice(schema_keys), value)
         elif roll < 0.85 and present:
             key = rng.choice(present)
             data = apply_pins(data, [(key, None)]) if "." in key or key != "kind" else data

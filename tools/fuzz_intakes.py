@@ -30,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from intake_mutations import base_intakes, mutate, non_finite  # noqa: E402
+from intake_mutations import base_intakes, mutate, mutate_valid, non_finite  # noqa: E402
 
 FIT_VALUES = ["2MW", "abc", "0", "-1MW", "1e30W", "40kW", "1W", "1e9MW", "inf", "", "5", "2.5MW", "nan"]
 
@@ -124,7 +124,9 @@ def _worker(job: tuple[int, int, int, float, float, float]) -> list[tuple[str, s
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(start, start + count):
             rng = random.Random(seed * 1_000_003 + i)
-            intake = mutate(rng.choice(bases), rng, rng.choice([1, 1, 1, 2, 2, 3]))
+            base = rng.choice(bases)
+            intake = (mutate_valid(base, rng, rng.choice([1, 2, 3, 4])) if rng.random() < 0.5
+                      else mutate(base, rng, rng.choice([1, 1, 1, 2, 2, 3])))
             cli = rng.random() < cli_fraction
             t0 = time.perf_counter()
             signal.setitimer(signal.ITIMER_REAL, timeout)

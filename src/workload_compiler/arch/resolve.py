@@ -12,8 +12,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..errors import InputError
+from pydantic import ValidationError
+
+from ..errors import Described, InputError
 from ..intake.common import ModelIntake
+from ..intake.limits import MAX_PARAMS
+from ..intake.limits import PARAMS as PARAMS_WHY
+from ..intake.problems import input_error
 from ..provenance import Trace
 from ..units import format_count
 from .counts import attention_params, mlp_params, param_counts
@@ -209,7 +214,14 @@ def resolve_model(intake: ModelIntake, trace: Trace, path: str = "model") -> Mod
     else:
         values = _from_base(base, formula, given, trace, path)
     _validate(values, path)
-    arch = ModelArch(**values)
+    try:
+        arch = ModelArch(**values)
+    except ValidationError as exc:
+        raise input_error(exc, None, path) from None
+    total = param_counts(arch).total
+    if not total <= MAX_PARAMS:
+        raise InputError(path, Described(f"a shape of {format_count(total)} parameters"),
+                         f"at most {format_count(MAX_PARAMS)} parameters ({PARAMS_WHY})")
     if intake.params is not None:
         trace.given(f"{path}.params", intake.params)
         total = param_counts(arch).total

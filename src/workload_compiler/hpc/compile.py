@@ -83,7 +83,8 @@ def compile_hpc(workload: HpcWorkload, catalog: Catalog, trace: Trace) -> dict[s
     trace.derived("compute.cpu_cores_per_gpu", host.cpu_cores_per_gpu, HOST_FORMULA)
     trace.derived("compute.host_memory_per_gpu_bytes", host.host_memory_per_gpu_bytes, HOST_FORMULA)
     scratch = _scratch(w, io, cls, t_step, steps, nodes, trace)
-    g_counts = scaling_counts(device, g_mem, gpus, hi)
+    g_table = min(g_mem, max(hi, gpus))   # a problem no count can hold: tables from the cap, not 10^20 GPUs
+    g_counts = scaling_counts(device, g_table, gpus, hi)
     weak_counts = sorted(g for g in {1, device.gpus_per_node, *g_counts} if g <= hi and (g >= gpus or g <= 8))
     return {
         "feasible": feasible,
@@ -125,7 +126,7 @@ def compile_hpc(workload: HpcWorkload, catalog: Catalog, trace: Trace) -> dict[s
             "target": target_info,
             "target_detail": detail,
             "scaling": {
-                "strong": strong_scaling(profile, device, units, g_mem, g_counts),
+                "strong": strong_scaling(profile, device, units, g_table, g_counts),
                 "weak": weak_scaling(lambda u: profile_for(w, precision, u), device, units, gpus,
                                      profile.memory_exponent, weak_counts),
             },

@@ -69,9 +69,10 @@ def _load(req: Requirement, dec: DecodePool) -> tuple[Any, Any]:
     """(request rate lambda, active decode replicas x_d) per decode point."""
     u, b, mu = req.utilization_ceiling, dec.decode_seqs, dec.requests_per_s
     if req.request_rate is not None:
-        return req.request_rate, np.ceil(req.request_rate / (mu * u) - 1e-9)
+        return req.request_rate, np.maximum(1.0, np.ceil(req.request_rate / (mu * u) - 1e-9))
     if req.concurrency is not None:   # the decode pool holds them all (Little: lambda = N / OSL t)
-        return req.concurrency / (req.traffic.osl * dec.tpot_mean_s), np.ceil(req.concurrency / (b * u) - 1e-9)
+        return (req.concurrency / (req.traffic.osl * dec.tpot_mean_s),
+                np.maximum(1.0, np.ceil(req.concurrency / (b * u) - 1e-9)))
     return mu * u, np.ones_like(b)
 
 

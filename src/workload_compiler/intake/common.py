@@ -62,7 +62,7 @@ class ModelIntake(Strict):
     mla: MlaIntake | None = None
     sliding_window: int | None = limited(None, ge=0, le=L.MAX_SEQ, why=L.SEQ)
     sliding_window_layers: int | None = limited(None, ge=0, le=L.MAX_LAYERS, why=L.LAYERS)
-    params: Count | None = limited(None, le=L.MAX_PARAMS, why=L.PARAMS,
+    params: Count | None = limited(None, ge=1, le=L.MAX_PARAMS, why=L.PARAMS,
                                    description="parameter count, when only that is known")
 
 

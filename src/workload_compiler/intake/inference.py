@@ -110,7 +110,8 @@ class ServingIntake(Strict):
     output_tokens: TokenCount | LengthDistribution | None = limited(
         None, why=L.SEQ, description="generated tokens per request: a number, {mean, p90, p99, max} or samples")
     scenario: Literal["online", "offline"] | None = None
-    request_rate: PerSecond | None = limited(None, gt=0, le=L.MAX_RATE, why=L.RATE,
+    request_rate: PerSecond | None = limited(None, ge=1e-6, le=L.MAX_RATE,
+                                             why={"ge": "one request in 11 days", "le": L.RATE},
                                              description="requests per second, e.g. 20/s")
     concurrency: int | None = limited(None, gt=0, le=L.MAX_CONCURRENCY, why=L.CONCURRENCY,
                                       description="concurrent requests (closed loop)")

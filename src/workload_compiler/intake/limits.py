@@ -87,7 +87,7 @@ MAX_TEXT = 500
 TEXT = "500 characters"
 
 
-def limited(default: Any = None, *, why: str | dict[str, str], description: str = "", **constraints: Any) -> Any:
+def limited(default: Any = ..., *, why: str | dict[str, str], description: str = "", **constraints: Any) -> Any:
     """A pydantic Field with bounds (`le=`, `ge=` ...) and the reason for them in the schema: one
     reason for the upper bound, or one per bound ({"ge": ..., "le": ...})."""
     reasons: Any = dict(why) if isinstance(why, dict) else why
