@@ -25,6 +25,7 @@ from .spine.finite import make_finite
 from .spine.result import SystemSpec
 from .spine.serving import compile_hpc_spec, compile_inference_spec
 from .spine.training import compile_training
+from .spine.verdict import verdict
 
 Intake = BaseModel | Mapping[str, Any] | str | Path
 
@@ -53,7 +54,9 @@ def compile_workload(workload: Intake, catalog: Catalog | None = None) -> System
         spec = infeasible_spec(w, exc)
     except ValidationError as exc:  # an inner model refused a value derived from the input
         raise input_error(exc) from None
-    return make_finite(spec)
+    spec = make_finite(spec)
+    spec.verdict = verdict(spec).code
+    return spec
 
 
 def _dispatch(w: BaseModel, cat: Catalog) -> SystemSpec:

@@ -22,6 +22,8 @@ from pydantic import BaseModel, ConfigDict
 from .catalog.loader import package_yaml
 from .errors import InputError
 from .fabric._base import Traced, assume, require_int, require_positive
+from .quantity import info, quantity
+from .spine.doc import DictView
 
 DAY_S = 86400.0
 INTERVAL_RULES = ("daly", "young")
@@ -40,23 +42,26 @@ class FailureRate(BaseModel):
 class Overheads(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    checkpoint: float   # fractions of wall-clock time
-    lost_work: float
-    restart: float
+    checkpoint: float = quantity("fraction", "share of wall-clock time spent writing checkpoints")
+    lost_work: float = quantity("fraction", "share of wall-clock time redoing work lost to failures")
+    restart: float = quantity("fraction", "share of wall-clock time restarting after failures")
 
 
-class ReliabilityLayer(Traced):
-    job_mtbf_s: float
-    goodput: float
-    failures_per_day: float
-    failure_rate: str
-    checkpoint_interval_s: float
-    interval_rule: str
-    checkpoint_stall_s: float
-    restart_s: float
+class ReliabilityLayer(DictView, Traced):
+    """Failures at this scale, the checkpoint interval they call for, and the goodput that is left."""
+
+    job_mtbf_s: float = quantity("s", "mean time between failures of the whole job", headline=True)
+    goodput: float = quantity("fraction", "share of wall-clock time that advances training", headline=True)
+    failures_per_day: float = quantity("1/day", "expected failures per day of the job", headline=True)
+    failure_rate: str = info("the failure rate used and its source")
+    checkpoint_interval_s: float = quantity("s", "time between checkpoints")
+    interval_rule: str = info("daly | young: the optimal-interval formula")
+    checkpoint_stall_s: float = quantity("s", "training time lost per checkpoint")
+    restart_s: float = quantity("s", "time to restart after a failure")
     overheads: Overheads
-    expected_interruptions: float | None = None
-    goodput_adjusted_time_to_train_s: float | None = None
+    expected_interruptions: float | None = quantity("count", "failures expected over the run", default=None)
+    goodput_adjusted_time_to_train_s: float | None = quantity("s", "time to train with failures, restarts "
+                                                              "and checkpoints", default=None)
 
 
 def failure_rates() -> dict[str, FailureRate]:

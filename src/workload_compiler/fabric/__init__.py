@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ..catalog.schema import Switch, System
 from ..errors import InputError
+from ..quantity import info, quantity
+from ..spine.doc import DictView
 from ._base import Traced
 from .fat_tree import Cables, ScaleOutFabric, Transceivers, size_scale_out
 from .mapping import Placement, Violation, map_parallelism
@@ -44,25 +46,30 @@ __all__ = [
 class ScaleUpDomain(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    gpus: int
-    nodes: int                                   # nodes (trays) per domain
-    bytes_per_s_per_gpu: float | None = None     # per direction, from the catalog
+    gpus: int = quantity("count", "GPUs per scale-up (NVLink) domain", headline=True)
+    nodes: int = quantity("count", "nodes (trays) per domain")
+    bytes_per_s_per_gpu: float | None = quantity("B/s", "scale-up bandwidth per GPU, per direction (catalog)",
+                                                 default=None, headline=True)
 
 
 class PlacementSummary(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    order: list[str]
-    tiers: dict[str, str]
-    description: str
+    order: list[str] = info("parallel dimensions, innermost first")
+    tiers: dict[str, str] = info("where each split's groups communicate")
+    description: str = info("the placement in words", headline=True)
 
 
-class FabricLayer(Traced):
+class FabricLayer(DictView, Traced):
+    """Layer 3: the scale-up domain, the scale-out fat tree, where each parallel split communicates,
+    and the storage / in-band / out-of-band networks."""
+
     scale_up_domain: ScaleUpDomain
     scale_out: ScaleOutFabric
-    per_gpu_scale_out_bytes_per_s: float
+    per_gpu_scale_out_bytes_per_s: float = quantity("B/s", "scale-out bandwidth per GPU, per direction",
+                                                    headline=True)
     placement: PlacementSummary
-    violations: list[Violation]
+    violations: list[Violation] = info("placement rules the layout breaks")
     networks: Networks
 
 

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import Infeasible, InputError
 from ..provenance import Assumption
+from ..quantity import info, quantity
 from ._base import Traced, assume, require_choice, require_int, require_positive
 
 TECHNOLOGIES = ("infiniband", "ethernet", "spectrum-x")
@@ -43,40 +44,40 @@ P = "fabric.scale_out."
 class Cables(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    node_leaf: int      # compute NIC ports + fabric-management (UFM) ports
-    leaf_spine: int
-    spine_core: int
-    total: int
+    node_leaf: int = quantity("count", "node-to-leaf cables: compute NIC ports + fabric-management (UFM) ports")
+    leaf_spine: int = quantity("count", "leaf-to-spine cables")
+    spine_core: int = quantity("count", "spine-to-core cables")
+    total: int = quantity("count", "all compute-fabric cables")
 
 
 class Transceivers(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    switch: int
-    node: int
-    total: int
+    switch: int = quantity("count", "switch-side transceivers")
+    node: int = quantity("count", "node-side transceivers")
+    total: int = quantity("count", "all compute-fabric transceivers")
 
 
 class ScaleOutFabric(Traced):
-    topology: str
-    technology: str
-    tiers: int
-    nodes: int
-    endpoints: int                       # compute NIC ports on the fabric
-    scalable_units: int
-    leaf_switches: int
-    spine_switches: int
-    core_switches: int
-    switches: int
-    leaf_down_ports: int
-    leaf_up_ports: int
+    topology: str = info("fat tree shape", headline=True)
+    technology: str = info("link technology and generation (InfiniBand NDR, Ethernet ...)", headline=True)
+    tiers: int = quantity("count", "switch tiers (1, 2 or 3)", headline=True)
+    nodes: int = quantity("count", "nodes on the fabric")
+    endpoints: int = quantity("count", "compute NIC ports on the fabric")
+    scalable_units: int = quantity("count", "scalable units (SUs) built")
+    leaf_switches: int = quantity("count", "leaf switches")
+    spine_switches: int = quantity("count", "spine switches")
+    core_switches: int = quantity("count", "core switches (3 tiers)")
+    switches: int = quantity("count", "all compute-fabric switches", headline=True)
+    leaf_down_ports: int = quantity("count", "leaf ports facing nodes")
+    leaf_up_ports: int = quantity("count", "leaf ports facing spines")
     cables: Cables
     transceivers: Transceivers
-    link_bits_per_s: float
-    oversubscription: float              # achieved leaf down:up ratio
-    max_endpoints_at_tiers: int           # what this tier count can hold with this switch
-    bisection_bytes_per_s: float
-    per_gpu_scale_out_bytes_per_s: float
+    link_bits_per_s: float = quantity("bit/s", "line rate of one link", headline=True)
+    oversubscription: float = quantity("1", "achieved leaf down:up ratio")
+    max_endpoints_at_tiers: int = quantity("count", "endpoints this tier count can hold with this switch")
+    bisection_bytes_per_s: float = quantity("B/s", "bisection bandwidth, per direction")
+    per_gpu_scale_out_bytes_per_s: float = quantity("B/s", "scale-out bandwidth per GPU, per direction")
 
 
 def _smallest_divisor_at_least(n: int, floor: int) -> int:

@@ -22,6 +22,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InputError
+from ..quantity import info, quantity
 from ._base import Traced, assume, require_int, require_layout, require_positive
 
 Severity = Literal["error", "warning", "info"]
@@ -32,17 +33,19 @@ IntArray = npt.NDArray[np.int64]
 class Violation(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    rule: str
-    detail: str
-    severity: Severity
-    bytes_per_step: float | None = None     # traffic the violation puts on the slower tier
-    seconds_per_step: float | None = None   # that traffic at the per-GPU scale-out bandwidth
+    rule: str = info("the placement rule broken")
+    detail: str = info("what breaks it")
+    severity: Severity = info("error | warning | info")
+    bytes_per_step: float | None = quantity("B", "traffic the violation puts on the slower tier, per step",
+                                            default=None)
+    seconds_per_step: float | None = quantity("s", "that traffic at the per-GPU scale-out bandwidth",
+                                              default=None)
 
 
 class Placement(Traced):
-    order: list[str]                       # innermost first
-    tiers: dict[str, Tier]                 # where each split's groups communicate
-    description: str
+    order: list[str] = info("parallel dimensions, innermost first")
+    tiers: dict[str, Tier] = info("where each split's groups communicate")
+    description: str = info("the placement in words", headline=True)
     violations: list[Violation]
 
 

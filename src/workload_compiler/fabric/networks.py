@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..catalog.loader import package_yaml
 from ..errors import InputError
+from ..quantity import info, quantity
 from ._base import Traced, assume, require_int, require_positive
 
 NETWORKS = ("storage", "in_band", "out_of_band")
@@ -41,12 +42,12 @@ class NetworkRule(BaseModel):
 class Network(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str
-    switch: str
-    switches: int
-    node_cables: int
-    ports_per_node: int
-    per_node_bytes_per_s: float   # line rate of a node's ports on this network
+    name: str = info("the network")
+    switch: str = info("catalog switch id")
+    switches: int = quantity("count", "switches of this network")
+    node_cables: int = quantity("count", "node-to-switch cables")
+    ports_per_node: int = quantity("count", "ports per node on this network")
+    per_node_bytes_per_s: float = quantity("B/s", "line rate of a node's ports on this network")
 
 
 class Networks(Traced):

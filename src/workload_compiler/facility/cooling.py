@@ -18,6 +18,7 @@ import math
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
+from ..quantity import info, quantity
 from .data import CoolingType, FacilityData, Fluid
 
 M3_PER_S_TO_CFM = 2118.880003  # 1 m3/s = 35.3147 ft3/s x 60 s/min
@@ -110,23 +111,23 @@ class CoolingResult(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    type: str
-    heat_rejected_w: float = Field(description="= IT power")
-    liquid_heat_w: float
-    air_heat_w: float
-    liquid_share: float = Field(description="liquid heat / total heat")
-    node_liquid_fraction: float = Field(description="share of a compute unit's power captured by liquid")
-    coolant: str
-    coolant_delta_t_k: float
-    coolant_flow_l_per_min: float
-    coolant_flow_ocp_l_per_min: float | None
-    air_delta_t_k: float
-    air_flow_m3_per_s: float
-    air_flow_cfm: float
-    cdus: int
-    cdu_model: str | None
-    cdu_capacity_w: float | None
-    cdu_spare_units: int
+    type: str = info("cooling type: air | rdhx | dlc | immersion")
+    heat_rejected_w: float = quantity("W", "heat to reject (= IT power)")
+    liquid_heat_w: float = quantity("W", "heat to liquid")
+    air_heat_w: float = quantity("W", "heat to air")
+    liquid_share: float = quantity("fraction", "liquid heat / total heat")
+    node_liquid_fraction: float = quantity("fraction", "share of a compute unit's power captured by liquid")
+    coolant: str = info("the coolant")
+    coolant_delta_t_k: float = quantity("K", "coolant temperature rise")
+    coolant_flow_l_per_min: float = quantity("L/min", "coolant flow for the liquid heat")
+    coolant_flow_ocp_l_per_min: float | None = quantity("L/min", "coolant flow at the OCP 1.5 L/min/kW rule")
+    air_delta_t_k: float = quantity("K", "air temperature rise")
+    air_flow_m3_per_s: float = quantity("m3/s", "air flow for the air heat")
+    air_flow_cfm: float = quantity("cfm", "the same air flow in cubic feet per minute")
+    cdus: int = quantity("count", "coolant distribution units, spares included")
+    cdu_model: str | None = info("the CDU model")
+    cdu_capacity_w: float | None = quantity("W", "heat one CDU removes")
+    cdu_spare_units: int = quantity("count", "spare CDUs (N+k)")
 
 
 def size_cooling(

@@ -13,16 +13,17 @@ import math
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InputError
+from ..quantity import quantity
 
 
 class FloorResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    racks: int
-    m2_per_rack: float
-    floor_area_m2: float
-    support_space_multiplier: float
-    gross_area_m2: float
+    racks: int = quantity("count", "racks on the floor")
+    m2_per_rack: float = quantity("m2", "white space per rack, aisles included")
+    floor_area_m2: float = quantity("m2", "white space for the racks")
+    support_space_multiplier: float = quantity("1", "gross area / white space (power, cooling, support rooms)")
+    gross_area_m2: float = quantity("m2", "building area with support space")
 
 
 def _check(m2_per_rack: float) -> None:

@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import Infeasible, InputError
 from ..provenance import Assumption, Provenance, Trace
+from ..quantity import info, quantity
+from ..spine.doc import DictView
 from .cooling import CoolingResult, size_cooling
 from .data import CoolingType, FacilityData, facility_data
 from .floor import FloorResult, floor_area
@@ -24,32 +26,32 @@ class FacilityBreakdown(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     system: SystemUnit
-    units: int
-    gpus: int
+    units: int = quantity("count", "compute systems")
+    gpus: int = quantity("count", "GPUs")
     power: PowerBreakdown
     racks: RackPlan
     cooling: CoolingResult
     floor: FloorResult
 
 
-class FacilityLayer(BaseModel):
+class FacilityLayer(DictView, BaseModel):
     """The facility interface. The keys named by the issue hold plain SI numbers."""
 
     model_config = ConfigDict(extra="forbid")
 
-    it_power_w: float
-    facility_power_w: float
-    pue: float
-    racks: int
-    rack_power_w: float = Field(description="power of one full compute rack")
-    cooling: str = Field(description="hall cooling type: air | rdhx | dlc | immersion")
-    coolant_flow_l_per_min: float
-    cdus: int
-    floor_area_m2: float
+    it_power_w: float = quantity("W", "IT power: compute, network, storage, management", headline=True)
+    facility_power_w: float = quantity("W", "IT power x PUE", headline=True)
+    pue: float = quantity("1", "power usage effectiveness", headline=True)
+    racks: int = quantity("count", "racks", headline=True)
+    rack_power_w: float = quantity("W", "power of one full compute rack", headline=True)
+    cooling: str = info("hall cooling type: air | rdhx | dlc | immersion", headline=True)
+    coolant_flow_l_per_min: float = quantity("L/min", "coolant flow to the liquid-cooled racks", headline=True)
+    cdus: int = quantity("count", "coolant distribution units")
+    floor_area_m2: float = quantity("m2", "white space for the racks", headline=True)
     breakdown: FacilityBreakdown
     notes: list[str] = Field(default_factory=list)
-    assumptions: list[Assumption] = Field(default_factory=list)
-    provenance: dict[str, Provenance] = Field(default_factory=dict)
+    assumptions: list[Assumption] = Field(default_factory=list, exclude=True)
+    provenance: dict[str, Provenance] = Field(default_factory=dict, exclude=True)
 
 
 def resolve_cooling(unit: SystemUnit, cooling: str | None, data: FacilityData, t: Trace) -> CoolingType:

@@ -14,9 +14,10 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from ..errors import InputError
+from ..quantity import info, quantity
 from .data import FacilityData, NetworkDevice, PueDefault, Transceiver
 
 Role = Literal["network", "storage", "management"]
@@ -27,18 +28,16 @@ class Equipment(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str
-    role: Role
-    count: int = Field(ge=0)
-    power_w_each: float = Field(ge=0, description="provisioned power of one device, optics included")
-    rack_units_each: int = Field(ge=0)
-    whole_rack: bool = Field(default=False, description="each item is a full rack of its own (storage)")
-    basis: str = Field(description="max | typical + optics | assumed")
-    optics_count: int = Field(default=0, ge=0, description="transceivers in these devices")
-    optics_w_included: float = Field(
-        default=0.0, ge=0, description="optics power inside power_w_each x count"
-    )
-    source: str = ""
+    name: str = info("the device")
+    role: Role = info("what the device is for")
+    count: int = quantity("count", "devices", ge=0)
+    power_w_each: float = quantity("W", "provisioned power of one device, optics included", ge=0)
+    rack_units_each: int = quantity("U", "rack units of one device", ge=0)
+    whole_rack: bool = info("each item is a full rack of its own (storage)", default=False)
+    basis: str = info("max | typical + optics | assumed")
+    optics_count: int = quantity("count", "transceivers in these devices", default=0, ge=0)
+    optics_w_included: float = quantity("W", "optics power inside power_w_each x count", default=0.0, ge=0)
+    source: str = info("where the power figure comes from", default="")
 
     @property
     def power_w(self) -> float:
@@ -50,15 +49,15 @@ class PowerBreakdown(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    compute_units: int
-    compute_unit_power_w: float
-    compute_w: float
-    network_w: float
-    storage_w: float
-    management_w: float
-    optics_w: float = Field(description="transceiver power inside network_w (not added again)")
-    it_power_w: float
-    lines: list[Equipment]
+    compute_units: int = quantity("count", "compute systems")
+    compute_unit_power_w: float = quantity("W", "provisioned power of one compute system")
+    compute_w: float = quantity("W", "compute systems")
+    network_w: float = quantity("W", "network switches and appliances")
+    storage_w: float = quantity("W", "storage systems")
+    management_w: float = quantity("W", "management servers")
+    optics_w: float = quantity("W", "transceiver power inside network_w (not added again)")
+    it_power_w: float = quantity("W", "all IT power")
+    lines: list[Equipment] = info("the equipment bill the totals come from")
 
 
 def device_equipment(

@@ -13,10 +13,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from ..catalog.schema import System
 from ..errors import InputError
+from ..quantity import info, quantity
 from .cooling import units_coolable
 from .data import CoolingType, FacilityData
 from .power import Equipment
@@ -27,16 +28,16 @@ class SystemUnit(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str
-    name: str
-    gpus: int = Field(gt=0, description="GPUs per unit")
-    nodes: int = Field(gt=0, description="catalog nodes per unit (compute trays for NVL72)")
-    power_w: float = Field(gt=0, description="provisioned max power of one unit")
-    power_basis: str
-    rack_units: int | None = Field(default=None, gt=0)
-    rack_scale: bool = False
-    liquid_fraction: float = Field(ge=0, le=1, description="share of the unit's power to liquid")
-    compute_ports: int = Field(ge=0, description="compute-fabric NIC ports per unit")
+    id: str = info("catalog system id")
+    name: str = info("the system")
+    gpus: int = quantity("count", "GPUs per unit", gt=0)
+    nodes: int = quantity("count", "catalog nodes per unit (compute trays for NVL72)", gt=0)
+    power_w: float = quantity("W", "provisioned max power of one unit", gt=0)
+    power_basis: str = info("what the unit power is: node max power, rack range top ...")
+    rack_units: int | None = quantity("U", "rack units one unit takes", default=None, gt=0)
+    rack_scale: bool = info("a whole rack is one unit (NVL72)", default=False)
+    liquid_fraction: float = quantity("fraction", "share of the unit's power to liquid", ge=0, le=1)
+    compute_ports: int = quantity("count", "compute-fabric NIC ports per unit", ge=0)
 
     @classmethod
     def from_system(
@@ -146,16 +147,16 @@ class RackPlan(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    units_per_rack: int
-    units_per_rack_binding: str
-    compute_racks: int
-    network_racks: int
-    storage_racks: int
-    racks: int
-    rack_power_w: float
-    network_rack_power_w: float = Field(description="mean power of a network/management rack")
-    network_rack_units: int
-    max_rack_power_w: float
+    units_per_rack: int = quantity("count", "systems per compute rack")
+    units_per_rack_binding: str = info("what limits the systems per rack: power, cooling, rack units")
+    compute_racks: int = quantity("count", "compute racks")
+    network_racks: int = quantity("count", "network and management racks")
+    storage_racks: int = quantity("count", "storage racks")
+    racks: int = quantity("count", "all racks")
+    rack_power_w: float = quantity("W", "power of one full compute rack")
+    network_rack_power_w: float = quantity("W", "mean power of a network/management rack")
+    network_rack_units: int = quantity("U", "rack units of network and management gear")
+    max_rack_power_w: float = quantity("W", "the most power any one rack draws")
 
 
 def plan_racks(

@@ -93,7 +93,7 @@ def compile_inference(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> d
     except Infeasible as exc:
         out.update(feasible=False, binding_constraint=f"{exc.binding}: {exc.detail}")
         return out
-    out["search"] = _search_section(result)
+    out["search"] = _search_section(result, s)
     if result.best is None:
         binding, detail = _why_infeasible(result, req, m, devices)
         out.update(feasible=False, binding_constraint=f"{binding}: {detail}")
@@ -142,19 +142,19 @@ def _why_infeasible(result: SearchResult, req: Requirement, m: ServedModel,
     return "ttft+tpot", "no batch meets both latency targets together"
 
 
-def _search_section(result: SearchResult) -> dict[str, Any]:
+def _search_section(result: SearchResult, s: ServingSettings) -> dict[str, Any]:
     return {"evaluated": result.evaluated, "seconds": result.seconds, "rejected": result.rejected,
-            "alternatives": [_choice_summary(c) for c in result.alternatives]}
+            "alternatives": [_choice_summary(c, s) for c in result.alternatives]}
 
 
-def _choice_summary(c: Candidate) -> dict[str, Any]:
+def _choice_summary(c: Candidate, s: ServingSettings) -> dict[str, Any]:
     if isinstance(c, DisaggChoice):
         return disagg_summary(c)
     return {"mode": "aggregated", "accelerator": c.accelerator, "tp": c.layout_value("tp"), "pp": c.layout_value("pp"),
             "ep": c.layout_value("ep"), "replicas": c.replicas + c.spares, "gpus": c.gpus,
             "batch_size": c.at("decode_seqs"),
             "output_tokens_per_s_per_gpu": c.at("tokens_per_s_per_gpu", capacity=True),
-            "ttft_s": c.at("ttft_s"), "tpot_s": c.at("tpot_s"), "binding": c.binding}
+            "ttft_s": _ttft(c, s), "tpot_s": c.at("tpot_s"), "binding": c.binding}
 
 
 def _compute_section(best: Choice, devices: dict[str, Device], catalog: Catalog, eng: Engine,

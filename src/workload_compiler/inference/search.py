@@ -245,7 +245,7 @@ def _aggregated(m: ServedModel, acc_id: str, dev: Device, rows: ServingLayout, e
     rejected["tpot"] += int(np.sum(fits & ok_ttft & ~ok_tpot))
     _floors(ev, fits, floors)
     good = fits & ok_ttft & ok_tpot
-    front += _pareto_points(acc_id, ev, fits & ok_ttft)
+    front += _pareto_points(acc_id, ev, fits & ok_ttft, offline=req.scenario == "offline")
     for row in range(shape[0]):
         if not good[row].any():
             continue
@@ -300,8 +300,15 @@ def _floors(ev: Evaluation, fits: Any, floors: dict[str, float]) -> None:
     floors["ttft_s"] = min(floors.get("ttft_s", np.inf), ttft)
 
 
-def _pareto_points(acc_id: str, ev: Evaluation, ok: Any) -> list[dict[str, Any]]:
+def offline_ttft_s(ev: Evaluation) -> Any:
+    """Offline every request is queued at once, so the queue is the whole run: TTFT is reported
+    without it (the request's own prefill + one mean decode step), as in the compute section."""
+    return ev.ttft_prefill_s + ev.tpot_mean_s
+
+
+def _pareto_points(acc_id: str, ev: Evaluation, ok: Any, *, offline: bool = False) -> list[dict[str, Any]]:
     shape = ev.ttft_s.shape
+    ttft = np.broadcast_to(offline_ttft_s(ev) if offline else ev.ttft_s, shape)
     out = []
     for row, col in zip(*np.nonzero(ok), strict=True):
         i = (int(row), int(col))
@@ -312,7 +319,7 @@ def _pareto_points(acc_id: str, ev: Evaluation, ok: Any) -> list[dict[str, Any]]
                     "batch_size": float(ev.decode_seqs[i]),
                     "tokens_per_s_per_gpu": float(ev.tokens_per_s_per_gpu[i]),
                     "tokens_per_s_per_user": float(ev.tokens_per_s_per_user[i]),
-                    "ttft_s": float(ev.ttft_s[i]), "tpot_s": float(ev.tpot_s[i])})
+                    "ttft_s": float(ttft[i]), "tpot_s": float(ev.tpot_s[i])})
     return out
 
 

@@ -1,57 +1,74 @@
-"""The Markdown report: the same document as the terminal view, as tables."""
+"""The Markdown report: the same document and order as the terminal view, as valid tables.
+
+A table cell holds one line: a list (the software stack, the Pareto front, an explanation) is
+written as bullets below its section's table, never as line breaks inside a row; `|` in text is
+escaped. `detail=True` writes every value with its formula or reason; otherwise the headline
+values, as the terminal does.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..spine.result import SystemSpec
-from .format import LAYER_TITLES, format_value
+from .format import LAYER_TITLES
+from .rows import Row, headline_rows, rows
+from .sections import alternative_text, extra_sections, section_title
+from .summary import assumption_text, summarize
 
 
-def _flatten(prefix: str, data: dict[str, Any]) -> list[tuple[str, str, Any]]:
-    rows: list[tuple[str, str, Any]] = []
-    for key, value in data.items():
-        path = f"{prefix}.{key}"
-        if isinstance(value, dict) and value and not all(isinstance(v, int | float) for v in value.values()):
-            rows.extend(_flatten(path, value))
-        elif isinstance(value, dict) and value:
-            rows.extend((f"{path}.{k}", key, v) for k, v in value.items())
-        else:
-            rows.append((path, key, value))
-    return rows
+def cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
 
 
-def render_markdown(spec: SystemSpec) -> str:
-    doc = spec.model_dump(mode="json")
-    out = [f"# {spec.name or spec.kind}", "",
-           f"Kind: {spec.kind}. Feasible: {'yes' if spec.feasible else 'no — ' + str(spec.binding_constraint)}.", ""]
-    for name, heading in LAYER_TITLES.items():
-        data = doc.get(name)
-        if not data:
+def _source(r: Row, detail: bool) -> str:
+    if not r.source:
+        return ""
+    return cell(f"{r.source}: {r.note}" if detail and r.note else r.source)
+
+
+def _table(section_rows: list[Row], detail: bool) -> list[str]:
+    out = ["| value | | source |", "|---|---|---|"]
+    below: list[str] = []
+    for r in section_rows:
+        label = ("&nbsp;" * 2 * r.depth) + cell(r.words)
+        text = cell(r.text) if r.text else ("(below)" if r.lines else "")
+        out.append(f"| {'**' + label + '**' if r.heading else label} | {text} | {_source(r, detail)} |")
+        if r.lines:
+            below += ["", f"**{cell(r.words)}**", ""] + [f"- {cell(line)}" for line in r.lines]
+    return [*out, "", *below[1:], *([""] if below else [])]
+
+
+def _bullets(items: list[str]) -> list[str]:
+    return [f"- {cell(i)}" for i in items] + [""]
+
+
+def render_markdown(spec: SystemSpec, *, detail: bool = False) -> str:
+    s = summarize(spec)
+    out = [f"# {cell(spec.name or spec.kind)}", "", f"Kind: {spec.kind}. **Verdict: {s.verdict_code}**: "
+           f"{cell(s.verdict)}.", "", "| headline | |", "|---|---|"]
+    out += [f"| {cell(label)} | {cell(value)} |" for label, value in s.numbers] + [""]
+    if s.collisions:
+        out += ["## Collisions", "", *_bullets(s.collisions)]
+    for name in [*LAYER_TITLES, *extra_sections(spec)]:
+        value: Any = getattr(spec, name, None)
+        if not value:
             continue
-        out += [f"## {heading}", "", "| value | | source |", "|---|---|---|"]
-        for path, key, value in _flatten(name, data):
-            prov = spec.provenance.get(path)
-            src = ""
-            if prov:
-                src = prov.source.value + (f": {prov.formula}" if prov.formula else "") + (
-                    f": {prov.why}" if prov.why else "")
-            shown = format_value(key, value).replace("|", "\\|")
-            out.append(f"| {path.split('.', 1)[1]} | {shown} | {src.replace('|', '/')} |")
-        out.append("")
-    if spec.collisions:
-        out += ["## Collisions", ""]
-        out += [f"- **{c.get('constraint')}**: {c.get('detail')}" for c in spec.collisions] + [""]
+        section_rows = list(rows(value, name, spec.provenance)) if detail else headline_rows(
+            value, name, spec.provenance)
+        if section_rows:
+            out += [f"## {LAYER_TITLES.get(name) or section_title(name)}", "", *_table(section_rows, detail)]
     if spec.alternatives:
-        out += ["## Alternatives", "", "| alternative | what changes | GPUs | time to train | IT power |",
-                "|---|---|---|---|---|"]
-        for a in spec.alternatives:
-            out.append(f"| {a.get('name')} | {a.get('change')} | {format_value('gpus', a.get('gpus'))} | "
-                       f"{format_value('time_to_train_s', a.get('time_to_train_s'))} | "
-                       f"{format_value('it_power_w', a.get('it_power_w'))} |")
-        out.append("")
+        out += ["## Alternatives", "", *_bullets([alternative_text(a) for a in spec.alternatives])]
     if spec.assumptions:
-        out += ["## Assumptions requiring validation", ""]
-        out += [f"- `{a.field}` = {format_value(a.field.split('.')[-1], a.value)} — {a.why}" for a in spec.assumptions]
-        out.append("")
-    return "\n".join(out)
+        shown = spec.assumptions if detail else spec.assumptions[:5]
+        more = "" if detail or len(spec.assumptions) <= 5 else f" ({len(spec.assumptions) - 5} more with --detail)"
+        out += [f"## Assumptions requiring validation{more}", ""]
+        out += _bullets([f"`{a.field}` = {assumption_text(spec, a.field, a.value)}: {a.why}" for a in shown])
+    if spec.unreachable:
+        out += ["## Unreachable values (null in JSON)", "", *_bullets([f"`{k}`: {v}" for k, v in
+                                                                         spec.unreachable.items()])]
+    return "\n".join(out).rstrip() + "\n"
+
+
+__all__ = ["cell", "render_markdown"]

@@ -1,79 +1,161 @@
-"""The terminal report (rich): one panel per layer, each value with its provenance mark."""
+"""The terminal report (rich): a summary first (verdict, headline numbers, collisions, top
+assumptions), then the six layers with their headline values; `detail=True` shows every value of
+every section, with the formula or the reason beside it.
+
+Lines are laid out here at the console's width and wrapped at spaces, so a word or a number is
+never split or cut at 80 columns. Any section a package adds to `SystemSpec` is rendered from its
+field metadata, without code here.
+"""
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from rich.console import Console, Group
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
-from ..spine.result import SearchSummary, SystemSpec
-from .format import LAYER_TITLES, format_value
+from ..spine.result import SystemSpec
+from .format import LAYER_TITLES
+from .rows import Row, headline_rows, rows
+from .sections import extra_sections, section_title
+from .summary import Summary, summarize
 
-_MARK = {"given": "[green]given[/]", "assumed": "[yellow]assumed[/]", "derived": "[cyan]derived[/]",
-         "measured": "[magenta]measured[/]"}
+_STYLE = {"given": "green", "assumed": "yellow", "derived": "cyan", "measured": "magenta"}
+_VERDICT_STYLE = {"meets target": "bold green", "feasible": "bold green", "misses target": "bold yellow",
+                  "infeasible": "bold red"}
+SOURCE_WIDTH = 8     # "assumed", "measured"
+MAX_LABEL = 30
 
 
-def _rows(prefix: str, data: dict[str, Any], spec: SystemSpec, table: Table, depth: int = 0,
-          unit_key: str | None = None) -> None:
-    for key, value in data.items():
-        path = f"{prefix}.{key}"
-        prov = spec.provenance.get(path)
-        mark = _MARK.get(prov.source.value, "") if prov else ""
-        if prov and prov.formula:
-            mark += f" [dim]{prov.formula}[/]"
-        elif prov and prov.why:
-            mark += f" [dim]{prov.why}[/]"
-        label = "  " * depth + key
-        if isinstance(value, dict) and value and depth < 2:
-            table.add_row(label, "", mark)
-            numeric = all(isinstance(v, int | float) for v in value.values())
-            _rows(path, value, spec, table, depth + 1, key if numeric else None)
+def _wrap(text: str, width: int) -> list[str]:
+    """Lines of at most `width` characters, broken at spaces only (a longer word keeps its line)."""
+    out: list[str] = []
+    for para in text.splitlines() or [""]:
+        out += textwrap.wrap(para, width=max(width, 8), break_long_words=False, break_on_hyphens=False) or [""]
+    return out
+
+
+def label_of(row: Row) -> str:
+    return "  " * row.depth + row.words
+
+
+def _row_lines(row: Row, width: int, label_w: int, detail: bool) -> list[Text]:
+    value_w = width - label_w - SOURCE_WIDTH - 2
+    labels = _wrap(label_of(row), label_w)
+    values = _wrap(row.text, value_w) if row.text else [""]
+    if any(len(v) > value_w for v in values):       # one long word: give the value the whole line
+        values = ["", *_wrap(row.text, width - 2)]
+    out: list[Text] = []
+    for i in range(max(len(labels), len(values))):
+        line = Text()
+        lab = labels[i] if i < len(labels) else ""
+        val = values[i] if i < len(values) else ""
+        if i == 0 or len(val) <= value_w:
+            line.append(lab.ljust(label_w), style="bold" if row.heading else "")
+            line.append(" ")
+            line.append(val.ljust(value_w))
         else:
-            table.add_row(label, Text(format_value(unit_key or key, value)), mark)
+            line.append("  " + val)
+        if i == 0 and row.source:
+            line.append(" " + row.source.rjust(SOURCE_WIDTH - 1), style=_STYLE.get(row.source, ""))
+        out.append(line)
+    if detail and row.note:
+        out += [Text("    " + n, style="dim") for n in _wrap(row.note, width - 4)]
+    indent = "  " * (row.depth + 1)
+    for item in row.lines:
+        out += [Text(indent + ("• " if j == 0 else "  ") + part)
+                for j, part in enumerate(_wrap(item, width - len(indent) - 2))]
+    return out
 
 
-def layer_table(name: str, data: dict[str, Any], spec: SystemSpec) -> Table:
-    table = Table(show_header=False, box=None, pad_edge=False, expand=False)
-    table.add_column("key", style="bold", no_wrap=True)
-    table.add_column("value", overflow="fold")
-    table.add_column("source", overflow="fold")
-    _rows(name, data, spec, table)
-    return table
+def section_lines(section_rows: list[Row], width: int, detail: bool) -> list[Text]:
+    if not section_rows:
+        return []
+    label_w = min(MAX_LABEL, max(len(label_of(r)) for r in section_rows), max(12, width // 3))
+    out: list[Text] = []
+    for r in section_rows:
+        out += _row_lines(r, width, label_w, detail)
+    return out
 
 
-def render(spec: SystemSpec, console: Console) -> None:
-    title = spec.name or f"{spec.kind} workload"
-    status = "[green]feasible[/]" if spec.feasible else f"[red]infeasible[/] — {spec.binding_constraint}"
-    console.print(Panel(f"[bold]{title}[/]  ({spec.kind})  {status}", expand=False))
-    doc = spec.model_dump(mode="json")
-    for name, heading in LAYER_TITLES.items():
-        data = doc.get(name)
-        if data:
-            console.print(Panel(layer_table(name, data, spec), title=heading, title_align="left"))
-    if isinstance(spec.search, SearchSummary):
-        rejected = ", ".join(f"{k}: {v:,}" for k, v in spec.search.rejected.items()) or "none"
-        console.print(Panel(f"evaluated {spec.search.evaluated:,} layouts in {spec.search.seconds:.2f} s; "
-                            f"rejected: {rejected}", title="Search", title_align="left"))
-    if spec.collisions:
-        lines = [f"• [bold]{c.get('constraint')}[/]: {c.get('detail')}" for c in spec.collisions]
-        console.print(Panel("\n".join(lines), title="Collisions", title_align="left", border_style="red"))
-    if spec.alternatives:
-        table = Table(title=None)
-        for col in ("alternative", "what changes", "GPUs", "time to train", "IT power", "meets target / binds"):
-            table.add_column(col)
-        for a in spec.alternatives:
-            verdict = "—" if a.get("meets_target") is None else ("yes" if a["meets_target"] else "no")
-            if not a.get("feasible", True):
-                verdict = f"infeasible: {a.get('binding')}"
-            table.add_row(str(a.get("name")), str(a.get("change")), format_value("gpus", a.get("gpus")),
-                          format_value("time_to_train_s", a.get("time_to_train_s")),
-                          format_value("it_power_w", a.get("it_power_w")), verdict)
-        console.print(Panel(table, title="Alternatives", title_align="left"))
-    if spec.assumptions:
-        body = Group(*[Text.from_markup(f"• [yellow]{a.field}[/] = {format_value(a.field.split('.')[-1], a.value)}"
-                                        f" — {a.why}") for a in spec.assumptions])
-        console.print(Panel(body, title="Assumptions requiring validation", title_align="left",
+def _summary_panel(s: Summary, width: int) -> Panel:
+    inner = width - 4
+    body: list[Text] = []
+    verdict = Text(s.verdict_code.upper(), style=_VERDICT_STYLE.get(s.verdict_code, "bold"))
+    head = s.verdict if s.verdict_code in ("infeasible", "feasible", "meets target") else "feasible, but a target " \
+                                                                                          "collides (below)"
+    rest = head.split(": ", 1)[1] if s.verdict_code == "infeasible" and ": " in head else (
+        "" if s.verdict_code == "infeasible" else head)
+    for i, line in enumerate(_wrap(rest, inner - len(s.verdict_code) - 3) or [""]):
+        t = verdict.copy() if i == 0 else Text(" " * len(s.verdict_code))
+        t.append("   " + line)
+        body.append(t)
+    label_w = max((len(label) for label, _ in s.numbers), default=0)
+    for label, value in s.numbers:
+        for j, part in enumerate(_wrap(value, inner - label_w - 2)):
+            body.append(Text((label if j == 0 else "").ljust(label_w) + "  " + part))
+    if s.collisions:
+        body.append(Text("collisions", style="bold red"))
+        body += [Text(("• " if j == 0 else "  ") + p) for c in s.collisions for j, p in enumerate(_wrap(c, inner - 2))]
+    if s.assumptions:
+        more = f" (+{s.more_assumptions} more: --detail)" if s.more_assumptions else ""
+        body.append(Text(f"top assumptions{more}", style="bold yellow"))
+        body += [Text(("• " if j == 0 else "  ") + p) for a in s.assumptions for j, p in enumerate(_wrap(a, inner - 2))]
+    return Panel(Group(*body), title=_fit(s.title, width - 6), title_align="left")
+
+
+def _fit(title: str, width: int) -> str:
+    """A panel title that fits its border (cut at a word, with an ellipsis mark of our own)."""
+    if len(title) <= width:
+        return title
+    cut = title[: width - 4].rsplit(" ", 1)[0]
+    return cut + " ..."
+
+
+def _section(name: str, value: Any, spec: SystemSpec, width: int, detail: bool) -> Panel | None:
+    section_rows = list(rows(value, name, spec.provenance)) if detail else headline_rows(value, name, spec.provenance)
+    lines = section_lines(section_rows, width - 4, detail)
+    if not lines:
+        return None
+    title = LAYER_TITLES.get(name) or section_title(name)
+    return Panel(Group(*lines), title=_fit(title, width - 6), title_align="left")
+
+
+def render(spec: SystemSpec, console: Console, *, detail: bool = False) -> None:
+    width = console.width
+    console.print(_summary_panel(summarize(spec), width))
+    for name in [*LAYER_TITLES, *extra_sections(spec)]:
+        value = getattr(spec, name, None)
+        if value:
+            panel = _section(name, value, spec, width, detail)
+            if panel is not None:
+                console.print(panel)
+    if detail and spec.alternatives:
+        lines = [Text(("• " if j == 0 else "  ") + p) for a in spec.alternatives
+                 for j, p in enumerate(_wrap(_alternative(a), width - 6))]
+        console.print(Panel(Group(*lines), title="Alternatives", title_align="left"))
+    elif spec.alternatives:
+        console.print(Text(f"{len(spec.alternatives)} alternatives priced: --detail to list them", style="dim"))
+    if detail and spec.assumptions:
+        lines = [Text(("• " if j == 0 else "  ") + p) for a in spec.assumptions
+                 for j, p in enumerate(_wrap(f"{a.field} = {_assumed(spec, a.field, a.value)}: {a.why}", width - 6))]
+        console.print(Panel(Group(*lines), title="Assumptions requiring validation", title_align="left",
                             border_style="yellow"))
+    if spec.unreachable:
+        lines = [Text(p) for k, why in spec.unreachable.items() for p in _wrap(f"{k}: {why}", width - 6)]
+        console.print(Panel(Group(*lines), title="Unreachable values (null in JSON)", title_align="left"))
+
+
+def _assumed(spec: SystemSpec, field: str, value: Any) -> str:
+    from .summary import assumption_text
+    return assumption_text(spec, field, value)
+
+
+def _alternative(a: Any) -> str:
+    from .sections import alternative_text
+    return alternative_text(a)
+
+
+__all__ = ["render", "section_lines"]

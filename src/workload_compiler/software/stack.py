@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
 from ..provenance import Assumption, Provenance, Trace
+from ..quantity import info
+from ..spine.doc import DictView
 from .boundary import BoundaryRegister, boundary_register
 from .data import SoftwareData, software_data
 from .readiness import ReadinessCheck, readiness_checklist
@@ -28,27 +30,27 @@ _TOOL_ROLES = frozenset({"topology_tool", "version_query"})  # used by the readi
 class StackComponent(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    role: str
-    name: str
+    role: str = info("what the component does")
+    name: str = info("the component")
     version: str = Field(description="a sourced version, or 'pin at deployment'")
 
 
-class SoftwareLayer(BaseModel):
+class SoftwareLayer(DictView, BaseModel):
     """The software & access layer of the compiled document."""
 
     model_config = ConfigDict(extra="forbid")
 
-    vendor: str
-    stack: list[StackComponent]
-    framework: str
-    access_model: str
-    scheduler: str
-    container_platform: str
-    readiness: list[ReadinessCheck]
+    vendor: str = info("accelerator vendor")
+    stack: list[StackComponent] = info("the software stack, driver up")
+    framework: str = info("training or serving framework", headline=True)
+    access_model: str = info("how users reach the cluster", headline=True)
+    scheduler: str = info("workload scheduler", headline=True)
+    container_platform: str = info("container runtime and images", headline=True)
+    readiness: list[ReadinessCheck] = info("node-readiness checks to run before handing over")
     boundary: BoundaryRegister
     notes: list[str] = Field(default_factory=list)
-    assumptions: list[Assumption] = Field(default_factory=list)
-    provenance: dict[str, Provenance] = Field(default_factory=dict)
+    assumptions: list[Assumption] = Field(default_factory=list, exclude=True)
+    provenance: dict[str, Provenance] = Field(default_factory=dict, exclude=True)
 
 
 def container_platform(scheduler: str, vendor_id: str, data: SoftwareData) -> str:

@@ -60,7 +60,7 @@ def find_collisions(spec: SystemSpec, w: TrainingWorkload, needed_gpus: int | No
 def _summary(name: str, change: str, spec: SystemSpec, target: float | None) -> dict[str, Any]:
     t = _time(spec)
     compute = spec.compute if isinstance(spec.compute, ComputeLayer) else None
-    facility = spec.facility or {}
+    facility: Any = spec.facility or {}
     return {"name": name, "change": change, "feasible": spec.feasible,
             "accelerator": compute.accelerator if compute else None, "gpus": compute.gpus if compute else None,
             "time_to_train_s": t, "it_power_w": facility.get("it_power_w"),

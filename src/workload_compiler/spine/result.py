@@ -1,88 +1,155 @@
 """The compiled result: one pydantic document, versioned, with plain SI numbers in the layers and
 the provenance of each number beside them (never inside them).
 
-Renderers (terminal, JSON, Markdown) read this document and compute nothing.
+Every section is a typed model whose numeric fields declare their unit (`quantity()`), exported to
+the JSON Schema; renderers (terminal, JSON, Markdown) read the document and its field metadata and
+compute nothing. Which model a section holds depends on the archetype (`kind`): the training
+layers are below, the inference and HPC ones in sections_inference.py and sections_hpc.py, the
+fabric, storage, reliability, software and facility layers in their own packages.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
+from ..fabric import FabricLayer
+from ..facility.layer import FacilityLayer
 from ..provenance import Assumption, Provenance
+from ..quantity import info, quantity
+from ..reliability import ReliabilityLayer
+from ..software.stack import SoftwareLayer
+from ..storage.plan import StorageLayer
+from . import sections_hpc, sections_inference
+from .doc import Doc
+from .sections_hpc import HpcCompute, HpcLayer, HpcObjective, HpcStorage
+from .sections_inference import InferenceCompute, InferenceLayer, InferenceObjective, InferenceSearch, Open
 
 SCHEMA_VERSION = "1.0"
 
 
-class Doc(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
 class ParallelismOut(Doc):
-    tp: int
-    pp: int
-    dp: int
-    cp: int
-    ep: int
-    etp: int
-    vp: int
-    micro_batch_size: int
-    recompute: str
-    sequence_parallel: bool
-    zero_stage: int
+    tp: int = quantity("count", "tensor parallel")
+    pp: int = quantity("count", "pipeline parallel")
+    dp: int = quantity("count", "data parallel")
+    cp: int = quantity("count", "context parallel")
+    ep: int = quantity("count", "expert parallel")
+    etp: int = quantity("count", "tensor parallel inside each expert")
+    vp: int = quantity("count", "virtual pipeline stages per rank")
+    micro_batch_size: int = quantity("count", "sequences per micro-batch")
+    recompute: str = info("activation recompute: none | selective | full | op_selective")
+    sequence_parallel: bool = info("Megatron sequence parallelism")
+    zero_stage: int = quantity("count", "ZeRO / distributed-optimizer stage")
 
 
 class ObjectiveLayer(Doc):
     """Layer 1: what must be done and by when."""
 
-    model: str
-    params: float
-    active_params: float
-    tokens: float
-    seq_len: int
-    global_batch_size: int
-    global_batch_tokens: float
-    precision: str
-    steps: float
-    flops_per_token: float = Field(description="model FLOPs per trained token, causal attention, no recompute")
-    total_flops: float
-    time_to_train_s: float
-    time_to_train_target_s: float | None = None
-    goodput_adjusted_time_to_train_s: float | None = None
-    meets_target: bool | None = None
+    model: str = info("the model trained", headline=True)
+    params: float = quantity("count", "parameters", headline=True)
+    active_params: float = quantity("count", "parameters active per token (MoE)")
+    tokens: float = quantity("tokens", "training tokens", headline=True)
+    seq_len: int = quantity("tokens", "sequence length")
+    global_batch_size: int = quantity("count", "sequences per step")
+    global_batch_tokens: float = quantity("tokens", "tokens per step")
+    precision: str = info("training precision", headline=True)
+    steps: float = quantity("count", "optimizer steps")
+    flops_per_token: float = quantity("FLOP", "model FLOPs per trained token, causal attention, no recompute")
+    total_flops: float = quantity("FLOP", "model FLOPs of the run", headline=True)
+    time_to_train_s: float | None = quantity("s", "tokens / tokens per second, no failures (null: no layout)",
+                                             headline=True)
+    time_to_train_target_s: float | None = quantity("s", "the deadline", default=None, headline=True)
+    goodput_adjusted_time_to_train_s: float | None = quantity("s", "with failures, restarts and checkpoints",
+                                                              default=None, headline=True)
+    meets_target: bool | None = info("the goodput-adjusted time meets the deadline", default=None, headline=True)
 
 
 class ComputeLayer(Doc):
     """Layer 2: accelerator, memory per device, parallel layout, device and node count."""
 
-    accelerator: str
-    accelerator_name: str
-    system: str
-    gpus: int
-    nodes: int
-    gpus_per_node: int
-    parallelism: ParallelismOut
-    step_time_s: float
-    step_breakdown_s: dict[str, float]
-    tokens_per_s: float
-    tokens_per_s_per_gpu: float
-    model_tflops_per_gpu: float
-    mfu: float
-    mfu_basis: str
-    memory_per_gpu_bytes: float
-    memory_breakdown_bytes: dict[str, float]
-    hbm_bytes: float
-    memory_headroom_bytes: float
-    bottleneck: str
-    warnings: list[str] = Field(default_factory=list)
+    accelerator: str = info("catalog accelerator id")
+    accelerator_name: str = info("the accelerator", headline=True)
+    system: str = info("catalog system id")
+    gpus: int = quantity("count", "GPUs", headline=True)
+    nodes: int = quantity("count", "nodes", headline=True)
+    gpus_per_node: int = quantity("count", "GPUs per node")
+    parallelism: ParallelismOut = info("the parallel layout", headline=True)
+    step_time_s: float = quantity("s", "one optimizer step", headline=True)
+    step_breakdown_s: dict[str, float] = quantity("s", "one step by term (exposed time)")
+    tokens_per_s: float = quantity("tokens/s", "training throughput", headline=True)
+    tokens_per_s_per_gpu: float = quantity("tokens/s", "throughput per GPU")
+    model_tflops_per_gpu: float = quantity("TFLOP/s", "model FLOPs per second per GPU")
+    mfu: float = quantity("fraction", "model FLOPs utilization: model FLOP/s / peak", headline=True)
+    mfu_basis: str = info("the peak MFU is measured against")
+    memory_per_gpu_bytes: float = quantity("B", "memory one GPU uses", headline=True)
+    memory_breakdown_bytes: dict[str, float] = quantity("B", "memory per GPU by term")
+    hbm_bytes: float = quantity("B", "HBM of one GPU")
+    memory_headroom_bytes: float = quantity("B", "HBM left free")
+    bottleneck: str = info("largest terms of the step")
+    warnings: list[str] = Field(default_factory=list, description="what the layout search warns about")
+
+
+class LayoutSummary(Doc):
+    """One ranked layout of the planner (the next best after the chosen one)."""
+
+    model_config = ConfigDict(extra="allow")   # the planner adds keys; their units are declared here
+
+    tp: int | None = quantity("count", "tensor parallel", default=None)
+    pp: int | None = quantity("count", "pipeline parallel", default=None)
+    dp: int | None = quantity("count", "data parallel", default=None)
+    cp: int | None = quantity("count", "context parallel", default=None)
+    ep: int | None = quantity("count", "expert parallel", default=None)
+    etp: int | None = quantity("count", "tensor parallel inside each expert", default=None)
+    vp: int | None = quantity("count", "virtual pipeline stages per rank", default=None)
+    micro_batch_size: int | None = quantity("count", "sequences per micro-batch", default=None)
+    recompute: str | None = info("activation recompute", default=None)
+    zero_stage: int | None = quantity("count", "ZeRO stage", default=None)
+    sequence_parallel: bool | None = info("sequence parallelism", default=None)
+    step_time_s: float | None = quantity("s", "one step", default=None)
+    step_breakdown_s: dict[str, float] | None = quantity("s", "one step by term", default=None)
+    tokens_per_s: float | None = quantity("tokens/s", "throughput", default=None)
+    model_flops_per_gpu_per_s: float | None = quantity("FLOP/s", "model FLOP/s per GPU", default=None)
+    mfu: float | None = quantity("fraction", "model FLOPs utilization", default=None)
+    memory_per_gpu_bytes: float | None = quantity("B", "memory per GPU", default=None)
+    memory_breakdown_bytes: dict[str, float] | None = quantity("B", "memory per GPU by term", default=None)
 
 
 class SearchSummary(Doc):
-    evaluated: int
-    seconds: float
-    rejected: dict[str, int]
-    alternatives: list[dict[str, Any]] = Field(default_factory=list)
+    evaluated: int = quantity("count", "layouts evaluated", headline=True)
+    seconds: float = quantity("s", "search time")
+    rejected: dict[str, int] = quantity("count", "layouts rejected, by the first rule each breaks")
+    alternatives: list[LayoutSummary] = Field(default_factory=list, description="the next best layouts")
+
+
+class Loss(Open):
+    cause: str = info("where time goes")
+    share_of_step: float | None = quantity("fraction", "share of a training step", default=None)
+    share_of_run: float | None = quantity("fraction", "share of the run's wall-clock time", default=None)
+
+
+class BottleneckLayer(Doc):
+    """Where a step's time goes: the MFU waterfall from peak to the effective rate of the run."""
+
+    step_shares: dict[str, float] = quantity("fraction", "share of the step by term")
+    kernel_efficiency: float = quantity("fraction", "MFU / compute share: how fast the kernels run", headline=True)
+    mfu: float = quantity("fraction", "model FLOPs utilization per step")
+    goodput: float = quantity("fraction", "share of wall-clock time that advances training")
+    effective_mfu: float = quantity("fraction", "MFU x goodput: over the whole run", headline=True)
+    data_loading_bound: bool = info("reads demand more than the storage tier delivers")
+    losses: list[Loss] = info("what takes time besides the kernels, largest first")
+    verdict: str = info("the bottleneck in words", headline=True)
+
+
+class NotSizedNote(Doc):
+    note: str = info("why the layer is not sized", headline=True)
+
+
+# The section models of each archetype (a document read back from JSON gets the right ones).
+TRAINING_SECTIONS: dict[str, Any] = {"objective": ObjectiveLayer, "compute": ComputeLayer, "search": SearchSummary,
+                                     "bottleneck": BottleneckLayer, "storage": StorageLayer}
+KIND_SECTIONS: dict[str, dict[str, Any]] = {"training": TRAINING_SECTIONS, "inference": sections_inference.SECTIONS,
+                                            "hpc": sections_hpc.SECTIONS}
 
 
 class SystemSpec(Doc):
@@ -93,17 +160,18 @@ class SystemSpec(Doc):
     name: str | None
     feasible: bool = True
     binding_constraint: str | None = None
-    objective: ObjectiveLayer | dict[str, Any] | None = None
-    compute: ComputeLayer | dict[str, Any] | None = None
-    fabric: dict[str, Any] | None = None
-    storage: dict[str, Any] | None = None
-    reliability: dict[str, Any] | None = None
-    bottleneck: dict[str, Any] | None = None
-    software: dict[str, Any] | None = None
-    facility: dict[str, Any] | None = None
-    inference: dict[str, Any] | None = None
-    hpc: dict[str, Any] | None = None
-    search: SearchSummary | dict[str, Any] | None = None
+    verdict: str | None = info("meets target | feasible (no target) | misses target | infeasible", default=None)
+    objective: ObjectiveLayer | InferenceObjective | HpcObjective | None = None
+    compute: ComputeLayer | InferenceCompute | HpcCompute | None = None
+    fabric: FabricLayer | None = None
+    storage: StorageLayer | HpcStorage | None = None
+    reliability: ReliabilityLayer | None = None
+    bottleneck: BottleneckLayer | None = None
+    software: SoftwareLayer | None = None
+    facility: FacilityLayer | NotSizedNote | None = None
+    inference: InferenceLayer | None = None
+    hpc: HpcLayer | None = None
+    search: SearchSummary | InferenceSearch | None = None
     collisions: list[dict[str, Any]] = Field(default_factory=list)
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
     pins: dict[str, Any] = Field(default_factory=dict, description="the pins (dotted intake keys) applied by recompile")
@@ -111,3 +179,14 @@ class SystemSpec(Doc):
         default_factory=dict, description="values that cannot be reached (null in the document): dotted path -> why")
     assumptions: list[Assumption] = Field(default_factory=list)
     provenance: dict[str, Provenance] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sections_of_the_kind(cls, data: Any) -> Any:
+        """Mappings become the section models of the document's kind (so an inference objective
+        read back from JSON is an InferenceObjective, not whichever union member fits first)."""
+        if not isinstance(data, dict):
+            return data
+        models = KIND_SECTIONS.get(str(data.get("kind")), {})
+        return {k: models[k].model_validate(v) if k in models and isinstance(v, dict) else v
+                for k, v in data.items()}

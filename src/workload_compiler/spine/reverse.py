@@ -36,8 +36,10 @@ def fit_model_in_hall(hall: Hall, catalog: Catalog, *, systems: tuple[str, ...] 
                                  compute=ComputeIntake(accelerator=system.accelerator, system=system.id,
                                                        max_gpus=fit.gpus))
             spec = compile_training(w, catalog, with_alternatives=False)
-            if spec.feasible and isinstance(spec.compute, ComputeLayer) and isinstance(spec.objective, ObjectiveLayer):
-                t = spec.objective.goodput_adjusted_time_to_train_s or spec.objective.time_to_train_s
+            t = (spec.objective.goodput_adjusted_time_to_train_s or spec.objective.time_to_train_s
+                 if isinstance(spec.objective, ObjectiveLayer) else None)
+            if spec.feasible and isinstance(spec.compute, ComputeLayer) and isinstance(spec.objective, ObjectiveLayer) \
+                    and t is not None:
                 row.update(train_gpus=spec.compute.gpus, time_to_train_s=t, mfu=spec.compute.mfu,
                            layout=spec.compute.parallelism.model_dump())
                 if deadline_s is not None:

@@ -11,35 +11,35 @@ from ..intake.hpc import HpcWorkload
 from ..intake.inference import InferenceWorkload
 from ..intake.infrastructure import InfrastructureIntake
 from ..provenance import Trace
-from .infrastructure import build_fabric, build_facility, build_software, layer_dict
-from .result import SystemSpec
+from .infrastructure import build_fabric, build_facility, build_software
+from .result import NotSizedNote, SystemSpec
 
 
 def _layers_below(spec: SystemSpec, w: InfrastructureIntake, catalog: Catalog, kind: str, trace: Trace) -> None:
     """Fabric, software and facility for the compute the archetype chose (gpus, system, layout)."""
-    compute = spec.compute if isinstance(spec.compute, dict) else None
-    if not spec.feasible or not compute or not compute.get("gpus"):
+    compute = spec.compute
+    if not spec.feasible or compute is None or not compute.get("gpus"):
         return
     system = catalog.system(compute.get("system") or catalog.default_system(compute["accelerator"]).id)
     gpus = int(compute["gpus"])
     par = compute.get("parallelism") or {}
-    tp, pp = int(par.get("tp", 1)), int(par.get("pp", 1))
+    tp, pp = int(par.get("tp") or 1), int(par.get("pp") or 1)
     if gpus % (tp * pp):
         # Two pools of different shapes (disaggregated prefill/decode): the fabric sees replicas of
         # the decode pool's TP group; only placement checks depend on the shape.
         tp, pp = (tp, 1) if gpus % tp == 0 else (1, 1)
-    layout = {"tp": tp, "pp": pp, "dp": gpus // (tp * pp), "cp": 1, "ep": int(par.get("ep", 1)), "etp": 1}
+    layout = {"tp": tp, "pp": pp, "dp": gpus // (tp * pp), "cp": 1, "ep": int(par.get("ep") or 1), "etp": 1}
     fabric = switch = None
     try:
         if gpus > system.gpus_per_node:
             fabric, switch = build_fabric(system, catalog, w, gpus=gpus, layout=layout, trace=trace)
-            spec.fabric = layer_dict(fabric)
-        spec.facility = layer_dict(build_facility(system, fabric, switch, w, gpus=gpus, trace=trace))
+            spec.fabric = fabric
+        spec.facility = build_facility(system, fabric, switch, w, gpus=gpus, trace=trace)
     except InputError as exc:  # e.g. a system without a published node power: say so, do not guess
-        spec.facility = {"note": f"not sized: {exc}"}
+        spec.facility = NotSizedNote(note=f"not sized: {exc}")
     software = build_software(w, catalog.accelerator(compute["accelerator"]).vendor, kind, fabric=fabric,
                               multi_node=gpus > system.gpus_per_node, trace=trace)
-    spec.software = layer_dict(software)
+    spec.software = software
 
 
 def _spec(kind: str, name: str | None, sections: dict[str, Any]) -> SystemSpec:

@@ -27,7 +27,7 @@ from .bottleneck import bottleneck_view, largest_step_terms
 from .collisions import alternatives, find_collisions
 from .gpu_count import TOP_K, GpuChoice, choose_gpus
 from .infrastructure import build_training_infrastructure, layer_dict
-from .result import ComputeLayer, ObjectiveLayer, ParallelismOut, SearchSummary, SystemSpec
+from .result import BottleneckLayer, ComputeLayer, ObjectiveLayer, ParallelismOut, SearchSummary, SystemSpec
 from .training_defaults import DEFAULT_ACCELERATOR, TrainingRunResolved, resolve_run
 
 STEP_FORMULA = "training step-time model (perf/step_time.py)"
@@ -124,18 +124,20 @@ def add_infrastructure(spec: SystemSpec, w: TrainingWorkload, arch: ModelArch, h
                        best: RankedLayout, run: TrainingRunResolved, trace: Trace) -> None:
     """Layers 3-6 from the chosen layout; the objective gains the goodput-adjusted time."""
     assert isinstance(spec.objective, ObjectiveLayer) and isinstance(spec.compute, ComputeLayer)
+    assert spec.objective.time_to_train_s is not None   # a layout was found: the time is finite
     layout = spec.compute.parallelism.model_dump()
     infra = build_training_infrastructure(
         w, catalog, system_id=hw.system_id, accelerator_vendor=catalog.accelerator(hw.accelerator_id).vendor,
         gpus=spec.compute.gpus, layout=layout, arch=arch, seq_len=run.seq_len, global_batch=run.global_batch_size,
         tokens=run.tokens, tokens_per_s=best.tokens_per_s, time_to_train_s=spec.objective.time_to_train_s,
         trace=trace)
-    spec.fabric = layer_dict(infra.fabric)
-    spec.storage = layer_dict(infra.storage)
-    spec.reliability = layer_dict(infra.reliability)
-    spec.software = layer_dict(infra.software)
-    spec.facility = layer_dict(infra.facility)
-    spec.bottleneck = bottleneck_view(spec.compute.model_dump(), spec.storage, spec.reliability)
+    spec.fabric = infra.fabric
+    spec.storage = infra.storage
+    spec.reliability = infra.reliability
+    spec.software = infra.software
+    spec.facility = infra.facility
+    spec.bottleneck = BottleneckLayer.model_validate(bottleneck_view(
+        spec.compute.model_dump(), layer_dict(infra.storage), layer_dict(infra.reliability)))
     trace.derived("bottleneck.effective_mfu", None, "mfu x reliability.goodput")
     trace.derived("bottleneck.kernel_efficiency", None, "mfu / compute share of the step")
     adjusted = infra.reliability.goodput_adjusted_time_to_train_s
@@ -201,7 +203,7 @@ def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives
         if best is None or not choice.for_deadline or target is None or adjusted is None or adjusted <= target:
             break
         # just under target x goodput, so a count that meets it only to rounding is not taken again
-        aim = target * float((spec.reliability or {}).get("goodput", 1.0)) * 0.999
+        aim = target * (spec.reliability.goodput if spec.reliability is not None else 1.0) * 0.999
     if spec.compute is not None:
         spec.collisions = find_collisions(spec, w, choice.needed)
         if spec.collisions and with_alternatives:

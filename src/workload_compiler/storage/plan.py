@@ -13,7 +13,9 @@ from ..catalog.loader import package_yaml
 from ..errors import InputError
 from ..fabric._base import Traced, assume, require_int, require_positive
 from ..provenance import Assumption
+from ..quantity import info, quantity
 from ..reliability import ReliabilityLayer, plan_reliability
+from ..spine.doc import DictView
 from .checkpoint import CheckpointState, CheckpointWrite, checkpoint_state, checkpoint_write
 from .dataset import DatasetDemand, bytes_per_token, sample_demand, text_demand
 from .tiers import TierBandwidth, required_tier, tier_bandwidth
@@ -21,27 +23,29 @@ from .tiers import TierBandwidth, required_tier, tier_bandwidth
 S = "storage."
 
 
-class StorageLayer(Traced):
-    dataset_bytes: float
-    read_bytes_per_s: float
-    read_bytes_per_s_per_gpu: float
-    bytes_per_item: float
-    tier: str
-    tier_read_bytes_per_s: float
-    tier_write_bytes_per_s: float
-    checkpoint_bytes: float
-    checkpoint_breakdown_bytes: dict[str, float]
-    checkpoint_shard_bytes_per_gpu: float
-    checkpoint_mode: str
-    checkpoint_write_s: float
-    checkpoint_stall_s: float
-    checkpoint_write_bytes_per_s: float
-    checkpoint_write_binding: str
-    checkpoint_interval_s: float
-    gds: bool
-    retained_checkpoints: int
-    capacity_bytes: float
-    warnings: list[str]
+class StorageLayer(DictView, Traced):
+    """Layer 4 (training): dataset reads, checkpoint size, write time and interval, capacity."""
+
+    dataset_bytes: float = quantity("B", "dataset size on disk", headline=True)
+    read_bytes_per_s: float = quantity("B/s", "dataset read bandwidth the run demands", headline=True)
+    read_bytes_per_s_per_gpu: float = quantity("B/s", "read demand per GPU")
+    bytes_per_item: float = quantity("B", "bytes per token (text) or per sample")
+    tier: str = info("storage tier of the reference architecture: good | better | best", headline=True)
+    tier_read_bytes_per_s: float = quantity("B/s", "read bandwidth the tier delivers to this cluster")
+    tier_write_bytes_per_s: float = quantity("B/s", "write bandwidth the tier delivers to this cluster")
+    checkpoint_bytes: float = quantity("B", "one full checkpoint", headline=True)
+    checkpoint_breakdown_bytes: dict[str, float] = quantity("B", "checkpoint by state term")
+    checkpoint_shard_bytes_per_gpu: float = quantity("B", "checkpoint bytes each GPU writes")
+    checkpoint_mode: str = info("sync | async")
+    checkpoint_write_s: float = quantity("s", "time to write one checkpoint", headline=True)
+    checkpoint_stall_s: float = quantity("s", "training time lost per checkpoint")
+    checkpoint_write_bytes_per_s: float = quantity("B/s", "aggregate checkpoint write bandwidth")
+    checkpoint_write_binding: str = info("what limits the checkpoint write")
+    checkpoint_interval_s: float = quantity("s", "time between checkpoints", headline=True)
+    gds: bool = info("GPUDirect Storage")
+    retained_checkpoints: int = quantity("count", "checkpoints kept on disk")
+    capacity_bytes: float = quantity("B", "storage capacity: dataset + retained checkpoints", headline=True)
+    warnings: list[str] = info("what the storage plan cannot cover")
 
 
 def _defaults() -> dict[str, Any]:

@@ -1,0 +1,156 @@
+"""The document as rows a renderer lays out: one walk over the typed sections, shared by the
+terminal and the Markdown reports (and any section another package adds to `SystemSpec`).
+
+Each row has the value's dotted path, its label, its text formatted by the unit its field declares
+(`quantity()`), its provenance, its depth, and whether it is a headline (shown in the concise
+report). A list of models or of text becomes `lines` (bullets below the row), never a table cell
+holding line breaks. Nothing is computed here: every number comes from the document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..provenance import Provenance
+from ..quantity import is_headline, unit_of
+from .format import format_quantity
+
+# Key endings a label drops when the field's declared unit is shown with the value anyway.
+_UNIT_ENDINGS = {"s": ("_s",), "B": ("_bytes",), "W": ("_w",), "B/s": ("_bytes_per_s",), "bit/s": ("_bits_per_s",),
+                 "m2": ("_m2",), "L/min": ("_l_per_min",), "m3/s": ("_m3_per_s",), "K": ("_k",)}
+MAX_LIST_LINES = 24    # longer lists are cut in the report (the JSON holds all of them)
+
+
+@dataclass(frozen=True)
+class Row:
+    path: str
+    label: str
+    text: str                                     # "" for a heading row
+    depth: int = 0
+    headline: bool = False
+    heading: bool = False                         # a nested section: its rows follow, one level deeper
+    lines: list[str] = field(default_factory=list)  # bullets below the row (lists of models or text)
+    provenance: Provenance | None = None
+    unit: str | None = None                       # the unit the field declares
+
+    @property
+    def words(self) -> str:
+        """The label for people: the key in words, less the unit ending the value already shows
+        ('checkpoint_interval_s' -> 'checkpoint interval'; keys stay the contract in JSON)."""
+        label = self.label
+        if self.unit is not None:
+            for ending in _UNIT_ENDINGS.get(self.unit, ()):
+                if label.endswith(ending) and len(label) > len(ending):
+                    label = label[: -len(ending)]
+                    break
+        return label.replace("_", " ")
+
+    @property
+    def source(self) -> str:
+        return self.provenance.source.value if self.provenance else ""
+
+    @property
+    def note(self) -> str:
+        p = self.provenance
+        return (p.formula or p.why or p.machine or "") if p else ""
+
+
+def _fields(model: BaseModel) -> Iterator[tuple[str, Any, str | None, bool]]:
+    """(name, value, unit, headline) of each field that holds a value, declared order; extra keys
+    (sections that allow them) after, without a unit."""
+    cls = type(model)
+    set_only = cls.model_config.get("extra") == "allow"
+    for name in cls.model_fields:
+        if set_only and name not in model.model_fields_set:
+            continue
+        info = cls.model_fields[name]
+        if info.exclude:
+            continue
+        yield name, getattr(model, name), unit_of(cls, name), is_headline(cls, name)
+    for name, value in (model.model_extra or {}).items():
+        yield name, value, None, False
+
+
+def inline(value: Any, unit: str | None = None) -> str:
+    """A model or mapping on one line: 'tp 8 · pp 8 · dp 16' (for a headline row and list items)."""
+    if isinstance(value, BaseModel):
+        return " · ".join(f"{name} {inline(v, u)}" for name, v, u, _ in _fields(value)
+                          if v is not None and not isinstance(v, list | dict | BaseModel))
+    if isinstance(value, dict):
+        return " · ".join(f"{k} {inline(v, unit)}" for k, v in value.items()
+                          if v is not None and not isinstance(v, list | dict))
+    return format_quantity(value, unit)
+
+
+def _list_lines(items: list[Any], unit: str | None) -> list[str]:
+    lines = [inline(x, unit) for x in items[:MAX_LIST_LINES]]
+    if len(items) > MAX_LIST_LINES:
+        lines.append(f"… and {len(items) - MAX_LIST_LINES} more (in the JSON document)")
+    return lines
+
+
+def _numeric(d: dict[str, Any]) -> bool:
+    return bool(d) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in d.values())
+
+
+def rows(value: Any, path: str, provenance: dict[str, Provenance], *, depth: int = 0,
+         unit: str | None = None) -> Iterator[Row]:
+    """The rows of one section (a model, or a mapping of numbers or sections)."""
+    items: Iterator[tuple[str, Any, str | None, bool]]
+    if isinstance(value, BaseModel):
+        items = _fields(value)
+    elif isinstance(value, dict):
+        items = ((str(k), v, unit, False) for k, v in value.items())
+    else:
+        return
+    for name, v, u, headline in items:
+        p = f"{path}.{name}"
+        prov = provenance.get(p)
+        if isinstance(v, BaseModel) or (isinstance(v, dict) and v and not _numeric(v)
+                                        and all(isinstance(x, dict | BaseModel) for x in v.values())):
+            yield Row(p, name, inline(v, u) if headline else "", depth, headline, heading=not headline,
+                      provenance=prov, unit=u)
+            if not headline:
+                yield from rows(v, p, provenance, depth=depth + 1, unit=u)
+        elif isinstance(v, dict) and _numeric(v):
+            yield Row(p, name, "", depth, headline, heading=True, provenance=prov, unit=u)
+            for k, x in v.items():
+                yield Row(f"{p}.{k}", k, format_quantity(x, u), depth + 1, False, provenance=provenance.get(f"{p}.{k}"))
+        elif isinstance(v, list) and v and all(isinstance(x, dict | BaseModel | str) for x in v):
+            yield Row(p, name, f"{len(v)} item(s)" if not all(isinstance(x, str) for x in v) else "", depth,
+                      headline, lines=_list_lines(v, u), provenance=prov, unit=u)
+        else:
+            yield Row(p, name, format_quantity(v, u) if not isinstance(v, dict) else inline(v, u), depth, headline,
+                      provenance=prov, unit=u)
+
+
+def headline_rows(value: Any, path: str, provenance: dict[str, Provenance], limit: int = 8) -> list[Row]:
+    """The concise view of a section: its headline fields (nested sections' headlines included),
+    or, for a section that marks none, its first `limit` plain values."""
+    every = list(rows(value, path, provenance))
+    marked = [r for r in every if r.depth == 0 and r.headline and r.text and r.text != "—"]
+    marked += _nested_headlines(value, path, provenance)
+    if marked:
+        return marked
+    return [r for r in every if r.depth == 0 and r.text and not r.lines and not r.heading][:limit]
+
+
+def _nested_headlines(value: Any, path: str, provenance: dict[str, Provenance]) -> list[Row]:
+    """Headline fields of nested sections that are not themselves marked (fabric.scale_out.tiers)."""
+    out: list[Row] = []
+    if not isinstance(value, BaseModel):
+        return out
+    for name, v, _, headline in _fields(value):
+        if isinstance(v, BaseModel) and not headline:
+            for r in rows(v, f"{path}.{name}", provenance):
+                if r.headline and r.depth == 0 and r.text and r.text != "—":
+                    out.append(Row(r.path, f"{name} {r.label}", r.text, 0, True, provenance=r.provenance,
+                                   unit=r.unit))
+    return out
+
+
+__all__ = ["MAX_LIST_LINES", "Row", "headline_rows", "inline", "rows"]

@@ -1,0 +1,125 @@
+"""The first thing a report says: the verdict, the headline numbers (with their uncertainty band
+when the document has one), the collisions and the assumptions that matter most.
+
+Which numbers head a report depends on the archetype (`HEADLINES`); each is read from the
+document by its dotted path and formatted by the unit its field declares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..quantity import unit_of
+from ..spine.result import SystemSpec
+from ..spine.verdict import verdict
+from .format import format_quantity
+from .rows import inline
+
+TOP_ASSUMPTIONS = 5
+
+# (label, value path, target path or None) per kind.
+HEADLINES: dict[str, list[tuple[str, str, str | None]]] = {
+    "training": [
+        ("GPUs", "compute.gpus", None), ("accelerator", "compute.accelerator_name", None),
+        ("layout", "compute.parallelism", None),
+        ("time to train", "objective.goodput_adjusted_time_to_train_s", "objective.time_to_train_target_s"),
+        ("throughput", "compute.tokens_per_s", None), ("MFU", "compute.mfu", None),
+        ("memory per GPU", "compute.memory_per_gpu_bytes", None), ("IT power", "facility.it_power_w", None),
+        ("facility power", "facility.facility_power_w", None), ("racks", "facility.racks", None)],
+    "inference": [
+        ("GPUs", "compute.gpus", None), ("accelerator", "compute.accelerator_name", None),
+        ("replicas", "inference.replicas", None), ("mode", "inference.mode", None),
+        ("TTFT", "inference.ttft_s", "objective.ttft_target_s"),
+        ("TPOT", "inference.tpot_s", "objective.tpot_target_s"),
+        ("output tokens/s", "inference.output_tokens_per_s", None),
+        ("cost", "inference.cost_per_million_tokens", None), ("facility power", "facility.facility_power_w", None)],
+    "hpc": [
+        ("GPUs", "compute.gpus", None), ("accelerator", "compute.accelerator_name", None),
+        ("time per step", "hpc.time_per_step_s", "objective.time_per_step_target_s"),
+        ("time to solution", "hpc.time_to_solution_s", "objective.time_to_solution_target_s"),
+        ("bound by", "hpc.bound", None), ("facility power", "facility.facility_power_w", None)],
+}
+FALLBACK = [("time to train", "objective.time_to_train_s", "objective.time_to_train_target_s")]
+
+
+def lookup(spec: SystemSpec, path: str) -> tuple[Any, str | None]:
+    """The value at a dotted document path and the unit its field declares (None, None if absent)."""
+    node: Any = spec
+    unit: str | None = None
+    for part in path.split("."):
+        if isinstance(node, BaseModel):
+            if part not in type(node).model_fields and part not in (node.model_extra or {}):
+                return None, None
+            unit = unit_of(type(node), part) or unit
+            node = getattr(node, part)
+        elif isinstance(node, dict):
+            node = node.get(part)
+        else:
+            return None, None
+    return node, unit
+
+
+def _band(spec: SystemSpec, path: str, unit: str | None) -> str:
+    """' (band 30.1-35.2 d; basis)' from `spec.uncertainty[path]` when the document carries one."""
+    bands = getattr(spec, "uncertainty", None)
+    if isinstance(bands, BaseModel):
+        bands = bands.model_dump()
+    band = bands.get(path) if isinstance(bands, dict) else None
+    if isinstance(band, BaseModel):
+        band = band.model_dump()
+    if not isinstance(band, dict) or band.get("low") is None or band.get("high") is None:
+        return ""
+    basis = f"; {band['basis']}" if band.get("basis") else ""
+    return f" (band {format_quantity(band['low'], unit)} to {format_quantity(band['high'], unit)}{basis})"
+
+
+@dataclass(frozen=True)
+class Summary:
+    title: str
+    verdict_code: str
+    verdict: str
+    numbers: list[tuple[str, str]]
+    collisions: list[str]
+    assumptions: list[str]
+    more_assumptions: int
+
+
+def _number(spec: SystemSpec, label: str, path: str, target: str | None) -> tuple[str, str] | None:
+    value, unit = lookup(spec, path)
+    if value is None and path in spec.unreachable:
+        return label, f"unreachable ({spec.unreachable[path]})"
+    if value is None:
+        if path == "objective.goodput_adjusted_time_to_train_s":   # no reliability layer: the raw time
+            return _number(spec, label, "objective.time_to_train_s", target)
+        return None
+    text = inline(value, unit) if isinstance(value, BaseModel) else format_quantity(value, unit)
+    text += _band(spec, path, unit)
+    goal, goal_unit = lookup(spec, target) if target else (None, None)
+    if goal is not None:
+        text += f" (target {format_quantity(goal, goal_unit)})"
+    return label, text
+
+
+def assumption_text(spec: SystemSpec, field: str, value: Any) -> str:
+    _, unit = lookup(spec, field)
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return format_quantity(value, unit)
+
+
+def summarize(spec: SystemSpec) -> Summary:
+    v = verdict(spec)
+    numbers = [n for label, path, target in HEADLINES.get(spec.kind, FALLBACK)
+               if (n := _number(spec, label, path, target)) is not None]
+    collisions = [f"{c.get('constraint')}: {c.get('detail')}" for c in spec.collisions]
+    top = spec.assumptions[:TOP_ASSUMPTIONS]
+    assumptions = [f"{a.field} = {assumption_text(spec, a.field, a.value)}: {a.why}" for a in top]
+    return Summary(title=f"{spec.name or spec.kind + ' workload'} ({spec.kind})", verdict_code=v.code,
+                   verdict=v.text, numbers=numbers, collisions=collisions, assumptions=assumptions,
+                   more_assumptions=max(0, len(spec.assumptions) - TOP_ASSUMPTIONS))
+
+
+__all__ = ["HEADLINES", "Summary", "assumption_text", "lookup", "summarize"]
