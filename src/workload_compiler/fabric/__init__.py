@@ -71,6 +71,11 @@ class FabricLayer(DictView, Traced):
     placement: PlacementSummary
     violations: list[Violation] = info("placement rules the layout breaks")
     networks: Networks
+    generation: str | None = info("network generation: InfiniBand HDR | NDR | XDR, Ethernet (Spectrum-X)",
+                                  default=None, headline=True)
+    nic: str | None = info("the nodes' scale-out NIC (catalog id)", default=None)
+    fabric_manager: str | None = info("fabric-manager appliance (UFM) of the generation; none for Ethernet",
+                                      default=None)
 
 
 def plan_fabric(
@@ -97,6 +102,7 @@ def plan_fabric(
     scale_up_bytes_per_s_per_gpu: float | None = None,
     ep_rdma_bytes_per_step: float | None = None,
     network_rules: dict[str, NetworkRule] | None = None,
+    switch_ports_per_transceiver: int = 2,
 ) -> FabricLayer:
     """The fabric layer for one layout on one system (every argument a plain catalog/intake value)."""
     if tp * pp * dp * cp != gpus:
@@ -106,7 +112,8 @@ def plan_fabric(
         gpus=gpus, gpus_per_node=gpus_per_node, nics_per_node=nics_per_node, nic_bits_per_s=nic_bits_per_s,
         switch_radix=switch_radix, switch_port_bits_per_s=switch_port_bits_per_s, technology=technology,
         oversubscription=oversubscription, su_nodes=su_nodes, rail_optimized=rail_optimized,
-        management_ports=management_ports, node_ports_per_transceiver=node_ports_per_transceiver)
+        management_ports=management_ports, node_ports_per_transceiver=node_ports_per_transceiver,
+        switch_ports_per_transceiver=switch_ports_per_transceiver)
     placement = map_parallelism(
         tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, etp=etp, gpus_per_node=gpus_per_node,
         scale_up_domain_gpus=scale_up_domain_gpus, ep_rdma_bytes_per_step=ep_rdma_bytes_per_step,

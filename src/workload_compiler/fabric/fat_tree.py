@@ -176,11 +176,12 @@ def _three_tier(leaves: int, leaves_su: int, down: int, up: int, k: int) -> _Upp
 
 def _transceiver_assumptions(node_tx: int, switch_tx: int) -> list[Assumption]:
     return [assume(P + "node_ports_per_transceiver", node_tx,
-                   "compute ports per node-side transceiver (DGX H100/B200: two-port OSFP = 2; "
-                   "single-port OSFP/QSFP NICs = 1)"),
+                   "compute ports per node-side transceiver of the network generation (DGX H100/B200: "
+                   "two-port OSFP = 2; single-port OSFP/QSFP56 NICs, as on DGX A100 = 1)"),
             assume(P + "switch_ports_per_transceiver", switch_tx,
-                   "twin-port OSFP on QM9700/Q3400/SN5600 cages (DGX H100 RA 4-SU BOM: 1,536 switch "
-                   "OSFPs for 48 x 64 ports)")]
+                   "switch ports per switch-side transceiver of the generation: twin-port OSFP on "
+                   "QM9700/Q3400/SN5600 cages = 2 (DGX H100 RA 4-SU BOM: 1,536 switch OSFPs for 48 x 64 "
+                   "ports); QSFP56 on HDR QM8790 = 1")]
 
 
 def size_scale_out(

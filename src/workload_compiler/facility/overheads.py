@@ -24,6 +24,7 @@ from .data import FacilityData
 from .power import Equipment, device_equipment
 
 COMPUTE_SWITCH = "quantum2-qm9700"
+FABRIC_MANAGER = "ufm-enterprise-ndr"   # the reference bill's generation (DGX H100 RA)
 SWITCH_OPTIC = "osfp-2x400g-mm"
 
 
@@ -78,8 +79,11 @@ def bill_from_counts(
     switches: Sequence[tuple[str, str, int, int]],
     data: FacilityData,
     transceiver: str = SWITCH_OPTIC,
+    fabric_manager: str | None = FABRIC_MANAGER,
 ) -> list[Equipment]:
     """The bill from counted switches plus ratio-based management and storage.
+
+    `fabric_manager`: the UFM appliance of the fabric's generation (None: an Ethernet fabric).
 
     `switches`: (label, device id, count, switch-side transceivers) per network, e.g. from the
     fabric layer: ("compute fabric", "quantum2-qm9700", 48, 1536), ("in-band", "sn4600c", 8, 0).
@@ -102,14 +106,17 @@ def bill_from_counts(
         for label, device_id, count, tx in switches
     ]
     r = data.reference_overheads
-    ufm = device_equipment(
-        data.device("ufm-enterprise-ndr"), _ratio(gpus, r.ufm_appliances, r.per_gpus), "management"
-    )
+    managers = []
+    if fabric_manager is not None:   # an Ethernet fabric has no UFM appliance
+        ufm = device_equipment(
+            data.device(fabric_manager), _ratio(gpus, r.ufm_appliances, r.per_gpus), "management"
+        )
+        managers.append(_label(ufm, "fabric manager"))
     servers = max(r.min_management_servers, _ratio(gpus, r.management_servers, r.per_gpus)) if gpus else 0
     mgmt = device_equipment(data.device("management-server"), servers, "management")
     return [
         *lines,
-        _label(ufm, "fabric manager"),
+        *managers,
         _label(mgmt, "management"),
         _label(storage_racks(gpus, data), "storage"),
     ]

@@ -42,11 +42,10 @@ class Row:
         """The label for people: the key in words, less the unit ending the value already shows
         ('checkpoint_interval_s' -> 'checkpoint interval'; keys stay the contract in JSON)."""
         label = self.label
-        if self.unit is not None:
-            for ending in _UNIT_ENDINGS.get(self.unit, ()):
-                if label.endswith(ending) and len(label) > len(ending):
-                    label = label[: -len(ending)]
-                    break
+        for ending in _UNIT_ENDINGS.get(self.unit or "", ()):
+            if label.endswith(ending) and "_" in label[: -len(ending)]:   # keep two words at least
+                label = label[: -len(ending)]
+                break
         return label.replace("_", " ")
 
     @property

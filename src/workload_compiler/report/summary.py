@@ -90,7 +90,8 @@ class Summary:
 def _number(spec: SystemSpec, label: str, path: str, target: str | None) -> tuple[str, str] | None:
     value, unit = lookup(spec, path)
     if value is None and path in spec.unreachable:
-        return label, f"unreachable ({spec.unreachable[path]})"
+        why = spec.unreachable[path]
+        return label, "unreachable (infeasible)" if why.startswith("not reached:") else f"unreachable ({why})"
     if value is None:
         if path == "objective.goodput_adjusted_time_to_train_s":   # no reliability layer: the raw time
             return _number(spec, label, "objective.time_to_train_s", target)

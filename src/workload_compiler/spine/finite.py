@@ -28,12 +28,22 @@ def _bad(value: Any) -> bool:
     return isinstance(value, float) and not math.isfinite(value)
 
 
+def _own_reason(value: Any, why: str) -> str:
+    """An item that says it is infeasible (an alternative) gives its own binding as the reason."""
+    get = value.get if isinstance(value, dict) else getattr(value, "get", None) if isinstance(value, BaseModel) \
+        else None
+    if get is not None and get("feasible") is False and get("binding"):
+        return f"not reached: {get('binding')}"
+    return why
+
+
 def _clean(value: Any, path: str, found: dict[str, str], why: str) -> Any:
     """The value with every non-finite float replaced by None (in place for models, dicts and
     lists); each replaced path is added to `found`."""
     if _bad(value):
         found.setdefault(path, why)
         return None
+    why = _own_reason(value, why)
     if isinstance(value, BaseModel):
         for name in type(value).model_fields:
             item = getattr(value, name)

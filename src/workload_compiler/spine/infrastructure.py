@@ -12,10 +12,11 @@ from typing import Any
 
 from ..arch.counts import param_counts
 from ..arch.model import ModelArch
-from ..catalog.loader import Catalog, package_yaml
+from ..catalog.loader import Catalog
 from ..catalog.schema import Switch, System
 from ..errors import InputError
-from ..fabric import FabricLayer, plan_fabric_for_system
+from ..fabric import FabricLayer, NetworkRule, default_network_rules, plan_fabric_for_system
+from ..fabric.generations import Generation, generation_of_switch, infiniband_for_nic
 from ..facility import FacilityLayer, SystemUnit, bill_from_counts, facility_data, size_facility
 from ..intake.infrastructure import InfrastructureIntake
 from ..provenance import Assumption, Trace
@@ -34,10 +35,25 @@ def default_switch(system: System, catalog: Catalog, pinned: str | None, trace: 
         switch = catalog.switch(pinned)
         trace.given("fabric.switch", switch.id)
         return switch
-    switch_id = "quantum-x800-q3400" if system.scale_out_nic_bits_per_s > 400e9 else "quantum2-qm9700"
-    trace.assumed("fabric.switch", switch_id,
-                  "InfiniBand of the node's NIC speed: NDR QM9700 for 400G, XDR Q3400 for 800G (SuperPOD RAs)")
-    return catalog.switch(switch_id)
+    gen = infiniband_for_nic(system.scale_out_nic_bits_per_s)
+    trace.assumed("fabric.switch", gen.compute_switch,
+                  f"InfiniBand of the node's NIC speed ({system.scale_out_nic_bits_per_s / 1e9:g}G: {gen.technology}): "
+                  "HDR QM8790 for 200G, NDR QM9700 for 400G, XDR Q3400 for 800G (the DGX SuperPOD RA of "
+                  "each generation; catalog/data/fabric_generations.yaml)")
+    return catalog.switch(gen.compute_switch)
+
+
+def storage_rule(gen: Generation, catalog: Catalog) -> dict[str, NetworkRule]:
+    """The network rules with the storage fabric in the compute fabric's generation (the H100 RA's
+    port ratios, on the generation's storage switch and link speed)."""
+    rules = default_network_rules()
+    switch = catalog.switch(gen.storage_switch)
+    ndr = rules["storage"]
+    rules["storage"] = ndr.model_copy(update={
+        "name": f"storage fabric ({switch.technology})", "switch": switch.id, "switch_ports": switch.ports,
+        "switch_port_bits_per_s": switch.port_bits_per_s, "link_bits_per_s": gen.storage_link_bits_per_s,
+        "source": f"{ndr.source}; switch and speed of the {gen.technology} generation: {gen.source}"})
+    return rules
 
 
 def _record(trace: Trace, assumptions: list[Assumption], formulas: dict[str, str]) -> None:
@@ -64,21 +80,24 @@ def build_fabric(system: System, catalog: Catalog, intake: InfrastructureIntake,
                  layout: dict[str, int], trace: Trace,
                  ep_bytes_per_step: float | None = None) -> tuple[FabricLayer, Switch]:
     switch = default_switch(system, catalog, intake.fabric.switch, trace)
+    gen = generation_of_switch(switch)
     rack_scale = system.nodes_per_scale_up_domain > 1
     nodes = -(-gpus // system.gpus_per_node)
+    su_full = SU_TRAYS_NVL72 if rack_scale else gen.su_nodes
     if intake.fabric.su_nodes is not None:
         su = trace.given("fabric.su_nodes", intake.fabric.su_nodes)
-    elif nodes < (SU_TRAYS_NVL72 if rack_scale else SU_NODES_8GPU):
+    elif nodes < su_full:
         su = trace.assumed("fabric.su_nodes", nodes, "less than one scalable unit: only the populated nodes "
                            "are cabled (the RA's full-SU build applies from one SU up)")
     else:
-        su = SU_TRAYS_NVL72 if rack_scale else SU_NODES_8GPU
-        trace.assumed("fabric.su_nodes", su, "DGX SuperPOD scalable unit: 32 nodes, or 8 NVL72 racks (144 trays)")
-    # The RA's convention (catalog/data/fabric_networks.yaml): 8-GPU DGX nodes cable their compute
-    # ports through twin-port transceivers. (Its UFM ports belong to the 31-node SUs of RA Table 4;
-    # the 32-node SUs built here follow Table 3, which has none.)
-    rules = package_yaml("fabric_networks.yaml")["compute"]
-    ports_per_tx = int(rules["dgx_node_ports_per_transceiver"]["value"]) if system.gpus_per_node == 8 else 1
+        su = su_full
+        trace.assumed("fabric.su_nodes", su, f"DGX SuperPOD scalable unit of the {gen.technology} generation: "
+                      f"{gen.su_nodes} nodes, or 8 NVL72 racks (144 trays) ({gen.source})")
+    # The RA's convention (catalog/data/fabric_generations.yaml): 8-GPU DGX nodes of the NDR and XDR
+    # generations cable their compute ports through twin-port transceivers, HDR ones one port per
+    # QSFP56. (The H100 RA's UFM ports belong to the 31-node SUs of its Table 4; the 32-node SUs
+    # built here follow Table 3, which has none.)
+    ports_per_tx = gen.node_ports_per_transceiver if system.gpus_per_node == 8 else 1
     # The scale-up bandwidth per GPU is the system's where it sets one, else the accelerator's.
     scale_up = (system.scale_up_bandwidth_bytes_per_s
                 or catalog.accelerator(system.accelerator).scale_up_bandwidth_bytes_per_s)
@@ -86,8 +105,13 @@ def build_fabric(system: System, catalog: Catalog, intake: InfrastructureIntake,
         system, switch, gpus=gpus, tp=layout["tp"], pp=layout["pp"], dp=layout["dp"], cp=layout["cp"],
         ep=layout["ep"], etp=layout["etp"], su_nodes=su, node_ports_per_transceiver=ports_per_tx,
         scale_up_bytes_per_s_per_gpu=scale_up,
-        oversubscription=intake.fabric.oversubscription or 1.0, ep_rdma_bytes_per_step=ep_bytes_per_step)
+        oversubscription=intake.fabric.oversubscription or 1.0, ep_rdma_bytes_per_step=ep_bytes_per_step,
+        switch_ports_per_transceiver=gen.switch_ports_per_transceiver, network_rules=storage_rule(gen, catalog))
+    fabric = fabric.model_copy(update={"generation": gen.technology, "nic": system.scale_out_nic,
+                                       "fabric_manager": gen.fabric_manager})
     _record(trace, fabric.assumptions, fabric.formulas)
+    trace.assumed("fabric.generation", gen.technology, f"the compute switch's generation; storage fabric, "
+                  f"fabric manager and transceivers follow it ({gen.source})")
     return fabric, switch
 
 
@@ -107,9 +131,14 @@ def build_facility(system: System, fabric: FabricLayer | None, switch: Switch | 
                 ("compute fabric", switch.id, so.switches, so.transceivers.switch),
                 ("storage fabric", nets.storage.switch, nets.storage.switches, 0),
                 ("in-band", nets.in_band.switch, nets.in_band.switches, 0),
-                ("out-of-band", nets.out_of_band.switch, nets.out_of_band.switches, 0)])
-        except InputError:
+                ("out-of-band", nets.out_of_band.switch, nets.out_of_band.switches, 0)],
+                fabric_manager=fabric.fabric_manager)
+        except InputError as exc:   # a device without a published power: the reference bill stands in
             equipment = None
+            trace.assumed("facility.breakdown.power.stand_in", exc.value,
+                          f"no published power for {exc.value} ({fabric.generation}); the facility bill uses "
+                          "the reference NDR bill (QM9700 fat tree, NDR UFM) as a stand-in until the catalog "
+                          "has the figure")
     f = intake.facility
     layer = size_facility(unit, units, equipment=equipment, cooling=f.cooling, pue=f.pue,
                           rack_power_limit_w=f.rack_power, data=data)

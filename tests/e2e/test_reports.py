@@ -1,0 +1,111 @@
+"""Every bundled example renders readably: at 80 and 120 columns no line is longer than the
+terminal, no word or number is split or cut; the Markdown report's tables are valid (a Markdown
+parser sees every table line as a row of the header's width); `--json` passes a strict parser."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from markdown_it import MarkdownIt
+from rich.console import Console
+
+from workload_compiler import compile_workload
+from workload_compiler.report.markdown import render_markdown
+from workload_compiler.report.terminal import render
+from workload_compiler.spine.result import SystemSpec
+
+EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.yaml"))
+_SPECS: dict[Path, SystemSpec] = {}
+TOKEN = re.compile(r"[\w.%+-]+")
+
+
+def spec_of(path: Path) -> SystemSpec:
+    if path not in _SPECS:
+        _SPECS[path] = compile_workload(path)
+    return _SPECS[path]
+
+
+def terminal(spec: SystemSpec, width: int, detail: bool = False) -> str:
+    with io.StringIO() as sink:
+        console = Console(width=width, record=True, force_terminal=False, color_system=None, file=sink)
+        render(spec, console, detail=detail)
+        return console.export_text()
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("detail", [False, True], ids=["concise", "detail"])
+def test_terminal_report_fits_80_and_120_columns_without_split_words(path: Path, detail: bool) -> None:
+    spec = spec_of(path)
+    wide = set(TOKEN.findall(terminal(spec, 1000, detail)))
+    for width in (80, 120):
+        text = terminal(spec, width, detail)
+        too_long = [line for line in text.splitlines() if len(line) > width]
+        assert not too_long, f"{width} columns: {too_long[0]!r}"
+        assert "…" not in text, "a value was cut"
+        split = sorted(set(TOKEN.findall(text)) - wide)
+        assert not split, f"{width} columns: words split across lines: {split[:8]}"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_concise_report_leads_with_the_verdict_and_stays_short(path: Path) -> None:
+    spec = spec_of(path)
+    text = terminal(spec, 80)
+    first = text.splitlines()[1]
+    assert any(word in first for word in ("MEETS TARGET", "FEASIBLE", "MISSES TARGET", "INFEASIBLE")), first
+    assert len(text.splitlines()) < len(terminal(spec, 80, detail=True).splitlines())
+    assert len(text.splitlines()) <= 220
+
+
+def _table_rows(tokens: list[Any]) -> list[int]:
+    """Cells per row of every table the parser found."""
+    widths, cells = [], 0
+    for t in tokens:
+        if t.type == "tr_open":
+            cells = 0
+        elif t.type in ("th_open", "td_open"):
+            cells += 1
+        elif t.type == "tr_close":
+            widths.append(cells)
+    return widths
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("detail", [False, True], ids=["concise", "detail"])
+def test_markdown_tables_are_valid(path: Path, detail: bool) -> None:
+    md = render_markdown(spec_of(path), detail=detail)
+    tokens = MarkdownIt("commonmark").enable("table").parse(md)
+    table_lines = [line for line in md.splitlines() if line.startswith("|") and not line.startswith("|---")]
+    rows = _table_rows(tokens)
+    assert len(rows) == len(table_lines), "a table line the parser does not read as a row"
+    tables, current = [], None
+    for t in tokens:
+        if t.type == "table_open":
+            current = []
+        elif t.type == "table_close":
+            tables.append(current)
+        elif t.type in ("th_open", "td_open") and current is not None:
+            current.append(t)
+    assert tables, "no table in the report"
+    for line in md.splitlines():
+        if line.startswith("|"):
+            assert line.rstrip().endswith("|"), line
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_json_document_is_strict_json(path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from workload_compiler.cli.main import app
+    result = CliRunner().invoke(app, ["compile", str(path), "--json"])
+    assert result.exit_code in (0, 3)
+
+    def refuse(name: str) -> None:
+        raise ValueError(f"{name} is not JSON")
+    doc = json.loads(result.stdout, parse_constant=refuse)
+    assert doc["kind"] in ("training", "inference", "hpc")
+    assert doc["verdict"] in ("meets target", "feasible", "misses target", "infeasible")
