@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
+from shared_data import REPO_ROOT
 from workload_compiler import compile_workload
 from workload_compiler.catalog.loader import load_catalog
-from workload_compiler.facility.data import facility_data
 from workload_compiler.fabric.generations import generation_of_switch, generations, infiniband_for_nic
+from workload_compiler.facility.data import facility_data
 from workload_compiler.spine.result import SystemSpec
 
 
@@ -69,7 +70,7 @@ def test_hdr_a100_cluster_is_hdr_throughout() -> None:
 
 def test_hdr_radix_sets_the_tier_count() -> None:
     # 40-port HDR switches: two tiers hold at most 40^2 / 2 = 800 endpoints; 1,024 NIC ports need three.
-    spec = compile_workload("examples/gpt3-175b-a100.yaml")
+    spec = compile_workload(REPO_ROOT / "examples" / "gpt3-175b-a100.yaml")
     assert spec.fabric is not None and spec.fabric.scale_out.tiers == 3
     assert spec.fabric.scale_out.max_endpoints_at_tiers > 1024
 
