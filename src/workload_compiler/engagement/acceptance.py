@@ -85,8 +85,8 @@ def _messages(doc: dict[str, Any], arch: ModelArch | None) -> tuple[float, str, 
         seq = number(doc, "objective.seq_len") or 0
         act = mbs * seq / cp * arch.hidden_size * 2
         grads = params / (tp * pp) * 2
-        up = (act, f"TP all-reduce of one micro-batch's activations ({mbs} x {seq:.0f}/{cp} x {arch.hidden_size} x 2 B)") \
-            if tp > 1 else (grads, "the data-parallel gradient reduction inside a node")
+        what = f"TP all-reduce of one micro-batch's activations ({mbs} x {seq:.0f}/{cp} x {arch.hidden_size} x 2 B)"
+        up = (act, what) if tp > 1 else (grads, "the data-parallel gradient reduction inside a node")
         return up[0], up[1], grads, f"gradient reduction of params/(tp x pp) x 2 B (tp {tp}, pp {pp})"
     if doc.get("kind") == "inference" and arch is not None:
         batch = number(doc, "inference.batch_size") or 1.0
@@ -141,7 +141,8 @@ def gemm_targets(acc: Accelerator, job_precision: str | None, kind: str) -> list
         eff = float(gemm_efficiency(flops, peak_flops=peak, e_max=FITTED.gemm_e_max,
                                     kernel_overhead_s=FITTED.gemm_kernel_overhead_s))
         extrapolated = p in ("fp4", "tf32", "fp16")
-        source = GEMM_SOURCE + ("; the same share assumed at this precision (no calibration run)" if extrapolated else "")
+        note = "; the same share assumed at this precision (no calibration run)"
+        source = GEMM_SOURCE + (note if extrapolated else "")
         out.append(AcceptanceTarget(
             test="GEMM throughput", tier="per GPU", precision=p + (" (the job's)" if p == job_precision else ""),
             expected=peak * eff, unit="FLOP/s", peak=peak, fraction_of_peak=eff, fraction_source=source,
@@ -179,8 +180,8 @@ def storage_targets(doc: dict[str, Any]) -> list[AcceptanceTarget]:
     gds = bool(get_path(doc, "storage.gds"))
     tier_source = f"DGX H100 RA Table 6, '{tier}' tier scaled per GPU (storage/tiers.py)"
     for test, path, why in (
-            ("storage aggregate read", "storage.tier_read_bytes_per_s", "the tier the sizing chose for the dataset read"),
-            ("storage aggregate write", "storage.checkpoint_write_bytes_per_s", "the checkpoint write the stall assumes"),
+            ("storage aggregate read", "storage.tier_read_bytes_per_s", "the tier chosen for the dataset read"),
+            ("storage aggregate write", "storage.checkpoint_write_bytes_per_s", "the write the checkpoint assumes"),
             ("scratch write", "storage.scratch_write_bandwidth_bytes_per_s", "the solver's output and checkpoint I/O")):
         value = number(doc, path)
         if not value:

@@ -72,7 +72,8 @@ def _apply(cells: dict[tuple[str, str], BoundaryCell], i: int, given: BoundaryCe
                 "when": given.when.isoformat() if given.when else None})
 
 
-def operating_boundary(access_model: str, intake: BoundaryIntake, data: SoftwareData | None = None) -> OperatingBoundary:
+def operating_boundary(access_model: str, intake: BoundaryIntake,
+                       data: SoftwareData | None = None) -> OperatingBoundary:
     """The boundary for one access model, with the intake's cells applied in order."""
     data = data or software_data()
     b = data.boundary

@@ -28,6 +28,7 @@ from pydantic import Field
 from ..catalog.loader import Catalog, package_yaml
 from ..quantity import quantity
 from ..spine.doc import Doc
+from ..units import format_bytes_decimal
 from .view import get_path, number
 
 COMPUTE_SLICES, MEMORY_SLICES = 7, 8
@@ -94,7 +95,7 @@ def _profile(name: str, shape: dict[str, Any], hbm: float, fraction: float, need
         fractional = slices * max(c_share, m_share)
         cost_fractional = fractional * gpu_hour if gpu_hour else None
     if not fits_mem:
-        why = f"one replica needs {need or 0:,.0f} B, the slice holds {mem:,.0f} B"
+        why = f"one replica needs {format_bytes_decimal(need or 0.0)}, the slice holds {format_bytes_decimal(mem)}"
     elif not slo:
         why = (f"fits in memory but misses the latency target on the slice (TTFT {ttft:.3g} s, TPOT "
                f"{tpot * 1e3:.3g} ms)")
@@ -124,7 +125,7 @@ def mig_section(doc: dict[str, Any], catalog: Catalog) -> MigSection | None:
         return None
     data = package_yaml("mig_profiles.yaml")
     acc = catalog.accelerator(str(get_path(doc, "compute.accelerator")))
-    names = data["accelerators"].get(acc.id)
+    names = data["profiles_by_accelerator"].get(acc.id)
     gpus = int(number(doc, "compute.gpus") or 0)
     gpu_hour = number(doc, "inference.cost_usd_per_gpu_hour")
     whole_cost = gpus * gpu_hour if gpu_hour else None

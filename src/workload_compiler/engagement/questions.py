@@ -153,7 +153,8 @@ def _boundary_questions(register: BoundaryRegister | None, undefined: int) -> li
             effect=f"{undefined} spares/RMA/incident responsibilities are TO DEFINE"))
     for item in register.items if register else []:
         if item.status == "OPEN" and item.id in ("03", "04"):
-            out.append(Question(question=item.question, key=f"boundary.{'substitution' if item.id == '03' else 'answers'}",
+            key = "boundary.substitution" if item.id == "03" else "boundary.answers"
+            out.append(Question(question=item.question, key=key,
                                 status="open decision", topic="operations",
                                 effect=f"register item {item.id} ({item.title}) is open; {item.decided_by}"))
     return out

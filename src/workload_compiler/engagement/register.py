@@ -161,8 +161,7 @@ def boundary_register(doc: dict[str, Any], answers: BoundaryIntake, operations: 
     acc = get_path(doc, "compute.accelerator")
     ttr = time_to_result_s(doc)
     gpus = number(doc, "compute.gpus") or 0
-    gpu_hours = gpus * ttr / 3600 if ttr else None
-    commercial = (f"{gpu_hours:,.0f} GPU-hours for one run ({gpus:,.0f} GPUs x {ttr / 86400:,.1f} d)" if gpu_hours
+    commercial = (f"{gpus * ttr / 3600:,.0f} GPU-hours for one run ({gpus:,.0f} GPUs x {ttr / 86400:,.1f} d)" if ttr
                   else f"{gpus:,.0f} GPUs held for the service's term")
     items = [
         _item(base["01"], answers, status="proposed", owner="Sizing input", answer=f"Exclusive: {exclusive}.",
@@ -176,7 +175,8 @@ def boundary_register(doc: dict[str, Any], answers: BoundaryIntake, operations: 
               answer=_rules_text(rules) if rules else None, rules=rules,
               sizing_view=f"sized on {acc}; the supply check (wkc supply) evaluates each offer against these rules",
               depends_on=["compute.accelerator", "compute.system", "fabric.scale_out", "objective"]),
-        _item(base["04"], answers, sizing_view=f"{commercial}; IT power {number(doc, 'facility.it_power_w') or 0:,.0f} W",
+        _item(base["04"], answers,
+              sizing_view=f"{commercial}; IT power {format_power(number(doc, 'facility.it_power_w') or 0.0)}",
               depends_on=["compute.gpus", "objective", "facility.it_power_w"]),
         _item(base["05"], answers, sizing_view=_lifecycle_view(operations),
               depends_on=["operations", "operating_boundary"]),

@@ -11,6 +11,7 @@ unrelated machine").
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 from dataclasses import dataclass
@@ -195,16 +196,12 @@ def _machine_ids(m: Machine, catalog: Catalog) -> tuple[str | None, str | None]:
     system = accelerator = None
     for name in (m.system, m.kind):
         if name and system is None:
-            try:
+            with contextlib.suppress(InputError):
                 system = catalog.system(name).id
-            except InputError:
-                pass
     for name in (m.accelerator, m.kind):
         if name and accelerator is None:
-            try:
+            with contextlib.suppress(InputError):
                 accelerator = catalog.accelerator(name).id
-            except InputError:
-                pass
     if accelerator is None and system is not None:
         accelerator = catalog.system(system).accelerator
     return system, accelerator

@@ -28,8 +28,8 @@ from ..spine.doc import Doc
 from ..spine.result import SCHEMA_VERSION
 from .supply_layers import (
     LayerCheck,
-    facility_checks,
     fabric_checks,
+    facility_checks,
     offer_system,
     software_check,
     storage_checks,
@@ -200,14 +200,15 @@ def check_offer(offer: Offer, req_doc: dict[str, Any], intake: dict[str, Any], r
         if recompiled is not None and feasible:
             doc = recompiled
     short = need - offer.count
+    required = f"{need} x {get_path(req_doc, 'compute.accelerator')}"
     if short > 0:
-        layers.append(LayerCheck(layer="compute", status="gap", required=f"{need} x {get_path(req_doc, 'compute.accelerator')}",
+        layers.append(LayerCheck(layer="compute", status="gap", required=required,
                                  offered=f"{offer.count} x {acc.id}", shortfall=float(short), unit="count",
                                  detail=f"{short} GPUs short" + (f"; on {offer.count} the run takes "
                                  f"{sub.time_to_result_s / 86400:,.1f} d" if sub and sub.time_to_result_s else "")))
     elif not same:
         status = "substitution" if sub and sub.accepted is not False else "gap"
-        layers.append(LayerCheck(layer="compute", status=status, required=f"{need} x {get_path(req_doc, 'compute.accelerator')}",
+        layers.append(LayerCheck(layer="compute", status=status, required=required,
                                  offered=f"{offer.count} x {acc.id} ({system.id})", detail=sub.rule if sub else ""))
     else:
         layers.append(LayerCheck(layer="compute", status="fits", required=f"{need} x {acc.id}",

@@ -78,7 +78,8 @@ def _technology(text: str | None) -> str | None:
     return t
 
 
-def fabric_checks(req: dict[str, Any], offer: Offer, system: System, rules: SubstitutionRules | None) -> list[LayerCheck]:
+def fabric_checks(req: dict[str, Any], offer: Offer, system: System,
+                  rules: SubstitutionRules | None) -> list[LayerCheck]:
     if not isinstance(req.get("fabric"), dict):
         return [LayerCheck(layer="fabric", status="fits", required="one node, no scale-out fabric",
                            offered=str(offer.fabric.technology or "—"), detail="the job fits one node")]
@@ -166,5 +167,12 @@ def facility_checks(req: dict[str, Any], offer: Offer) -> list[LayerCheck]:
     return out
 
 
-__all__ = ["LayerCheck", "LayerStatus", "facility_checks", "fabric_checks", "offer_system", "software_check",
-           "storage_checks"]
+__all__ = [
+    "LayerCheck",
+    "LayerStatus",
+    "fabric_checks",
+    "facility_checks",
+    "offer_system",
+    "software_check",
+    "storage_checks",
+]

@@ -26,6 +26,7 @@ from .pipeline import PipelineInputs, PipelineSection, Stage, gpu_step, stages, 
 from .resolve import GRADIENT_BYTES, GenericResolved, resolve_generic
 
 GPU_COUNT_PASSES = 6
+LOWER_STEPS = 16   # the estimate rounds up: try a few counts below it
 MAX_GPUS = 65536
 
 
@@ -128,7 +129,10 @@ def _choose(w: GenericWorkload, r: GenericResolved, catalog: Catalog, total: flo
         gpus = min(gpn, cap)
         trace.assumed("compute.gpus", gpus, "no GPU count and no target: one node of the system")
         return _evaluate(w, r, catalog, gpus, total), None
-    gpus = min(gpn, cap)
+    # estimate from one node's rate per GPU, raise until the target is met, then lower while it holds
+    ev = _evaluate(w, r, catalog, min(gpn, cap), total)
+    t = _time(ev, total)
+    gpus = ev.gpus if t is None else min(cap, max(1, math.ceil(ev.gpus * t / target)))
     ev = _evaluate(w, r, catalog, gpus, total)
     for _ in range(GPU_COUNT_PASSES):
         t = _time(ev, total)
@@ -136,6 +140,14 @@ def _choose(w: GenericWorkload, r: GenericResolved, catalog: Catalog, total: flo
             break
         gpus = min(cap, max(gpus + 1, math.ceil(gpus * t / target * 1.001)))
         ev = _evaluate(w, r, catalog, gpus, total)
+    for _ in range(LOWER_STEPS):
+        if gpus <= 1:
+            break
+        fewer = _evaluate(w, r, catalog, gpus - 1, total)
+        t_fewer = _time(fewer, total)
+        if t_fewer is None or t_fewer > target:
+            break
+        gpus, ev = gpus - 1, fewer
     trace.derived("compute.gpus", ev.gpus, "fewest GPUs whose pipeline rate x goodput meets target.time_to_result")
     t = _time(ev, total)
     if t is not None and t > target:

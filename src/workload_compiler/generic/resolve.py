@@ -84,7 +84,8 @@ def _gpu_rate(w: GenericWorkload, acc: Accelerator, peak: float, flops: float,
     if p.gpu_efficiency is not None:
         eff = trace.given("compute.gpu_efficiency", p.gpu_efficiency)
     else:
-        eff = trace.assumed("compute.gpu_efficiency", FITTED.gemm_e_max, str(pipeline_data()["gpu_efficiency_ceiling"]["why"]))
+        why = str(pipeline_data()["gpu_efficiency_ceiling"]["why"])
+        eff = trace.assumed("compute.gpu_efficiency", FITTED.gemm_e_max, why)
     rate = eff * peak / flops
     trace.derived("compute.gpu_samples_per_s_per_gpu", rate, "gpu_efficiency x peak FLOP/s / FLOPs per sample")
     return eff, rate

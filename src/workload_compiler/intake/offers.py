@@ -34,7 +34,8 @@ CONFIRMATIONS: tuple[Confirmation, ...] = ("availability", "lead_time", "schedul
 
 class OfferFabric(Strict):
     technology: str | None = Field(default=None, description="infiniband | roce | ethernet | spectrum-x")
-    per_gpu_bandwidth: BytesPerSecond | None = Field(default=None, gt=0, description="scale-out, per GPU, per direction")
+    per_gpu_bandwidth: BytesPerSecond | None = Field(default=None, gt=0,
+                                                     description="scale-out, per GPU, per direction")
     oversubscription: float | None = Field(default=None, ge=1)
     scale_up_domain_gpus: int | None = Field(default=None, ge=1)
 

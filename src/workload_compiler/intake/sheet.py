@@ -39,7 +39,8 @@ class Machine(Strict):
 
     model_config = ConfigDict(extra="allow")
 
-    kind: str | None = Field(default=None, description="a free label; a catalog system or accelerator id is read as one")
+    kind: str | None = Field(default=None,
+                             description="a free label; a catalog system or accelerator id is read as one")
     system: str | None = Field(default=None, description="catalog system id (node type), e.g. dgx-h100")
     accelerator: str | None = Field(default=None, description="catalog accelerator id, e.g. h100-sxm")
     cpu: str | None = Field(default=None, description="CPU model, e.g. Intel Xeon Platinum 8480C")

@@ -137,8 +137,9 @@ def operations_table(spec: SystemSpec) -> Table | None:
              fmt(p.rma_per_year, "count"), p.rma_actor or "—", p.incidents_actor or "—"] for p in o.parts]
     lines = [f"{o.fleet_gpus:,} GPUs at {o.failure_rate_per_gpu_day:.3g} interruptions per GPU-day "
              f"({o.failure_rate_source}): {field_value(o, 'failures_per_week')} failures and "
-             f"{field_value(o, 'incidents_per_week')} incidents a week, {field_value(o, 'manual_interventions_per_week')} "
-             f"needing manual work; on-call {field_value(o, 'on_call_time_per_week_s')} a week; "
+             f"{field_value(o, 'incidents_per_week')} incidents a week, "
+             f"{field_value(o, 'manual_interventions_per_week')} needing manual work; "
+             f"on-call {field_value(o, 'on_call_time_per_week_s')} a week; "
              f"{field_value(o, 'rma_per_year')} RMAs a year; spares pool {o.spares_total} parts for a "
              f"{field_value(o, 'restore_time_s')} restore at {field_value(o, 'service_level')}.",
              f"Split by part: {o.mix_source}; each part's source is in the JSON (operations.parts[].source).",

@@ -108,7 +108,8 @@ class SystemSpec(Doc):
     facility: dict[str, Any] | None = None
     inference: dict[str, Any] | None = None
     hpc: dict[str, Any] | None = None
-    pipeline: PipelineSection | None = Field(default=None, description="generic archetype: the data path, stage by stage")
+    pipeline: PipelineSection | None = Field(default=None,
+                                             description="generic archetype: the data path, stage by stage")
     search: SearchSummary | dict[str, Any] | None = None
     collisions: list[dict[str, Any]] = Field(default_factory=list)
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
