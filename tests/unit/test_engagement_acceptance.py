@@ -62,3 +62,11 @@ def test_hpl_target_for_an_hpc_job() -> None:
     assert "HPL per GPU" in hpl.fraction_source
     fp64 = next(t for t in ts if t.test == "GEMM throughput" and t.precision == "fp64")
     assert fp64.fraction_of_peak == HPC.gemm_fraction
+
+
+def test_the_readiness_checklist_gets_numeric_targets() -> None:
+    spec = compiled(H100_4096)
+    checks = {c["id"]: c for c in spec.software["readiness"]}  # type: ignore[index]
+    collective = checks["collective_tests"]["acceptance"]
+    assert collective and all(x["unit"] == "B/s" and x["expected"] > 0 for x in collective)
+    assert {x["test"] for x in checks["gpu_diagnostics"]["acceptance"]} >= {"GEMM throughput", "HBM bandwidth"}

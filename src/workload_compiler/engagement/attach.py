@@ -20,7 +20,7 @@ from ..intake.load import parse_workload
 from ..intake.pins import apply_pins
 from ..provenance import Source, Trace
 from ..software.data import software_data
-from .acceptance import acceptance_targets
+from .acceptance import AcceptanceTargets, acceptance_targets
 from .boundary import operating_boundary
 from .mig import mig_section
 from .operations import operations_load
@@ -63,6 +63,14 @@ def _arch(w: BaseModel) -> ModelArch | None:
         return None
 
 
+def _readiness_targets(spec: Any, acceptance: AcceptanceTargets) -> None:
+    """Give the node-readiness checks their numbers: each acceptance target names its check."""
+    software = spec.software if isinstance(spec.software, dict) else None
+    for item in (software or {}).get("readiness", []):
+        item["acceptance"] = [{"test": t.test, "tier": t.tier, "expected": t.expected, "unit": t.unit}
+                              for t in acceptance.targets if t.readiness_check == item.get("id")]
+
+
 def attach(spec: Any, w: BaseModel, catalog: Catalog) -> None:
     """Fill the engagement sections of `spec` (a SystemSpec) in place."""
     if not isinstance(w, InfrastructureIntake):
@@ -84,6 +92,8 @@ def attach(spec: Any, w: BaseModel, catalog: Catalog) -> None:
     except InputError as exc:   # an accelerator without the figures a target needs: say so, do not guess
         acceptance = None
         trace.assumed("acceptance", None, f"acceptance targets not sized: {exc}")
+    if acceptance is not None:
+        _readiness_targets(spec, acceptance)
     sheet = build_sheet(kind, doc, w, w.sheet, given, trace.provenance, catalog)
     for key, field in w.sheet.fields.items():
         if field.measured is not None:

@@ -156,8 +156,14 @@ def acceptance_table(spec: SystemSpec) -> Table | None:
              fmt(t.expected, t.unit), fmt(t.fraction_of_peak, "1") if t.fraction_of_peak is not None else "—",
              t.tool] for t in a.targets]
     sources = sorted({t.fraction_source for t in a.targets})
+    checks: dict[str, int] = {}
+    for t in a.targets:
+        if t.readiness_check:
+            checks[t.readiness_check] = checks.get(t.readiness_check, 0) + 1
+    numbered = ", ".join(f"{k} ({v})" for k, v in checks.items())
     return Table("Acceptance targets", ["test", "tier", "size / precision", "expected", "of peak", "tool"], rows,
-                 [a.note, *(f"source: {s}" for s in sources)])
+                 [a.note, f"Node-readiness checks these give numbers to: {numbered}.",
+                  *(f"source: {s}" for s in sources)])
 
 
 def mig_table(spec: SystemSpec) -> Table | None:
