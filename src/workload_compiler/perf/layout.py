@@ -22,6 +22,12 @@ FloatArray = npt.NDArray[np.float64]
 RECOMPUTE_CODES: dict[str, int] = {"none": 0, "selective": 1, "full": 2, "op_selective": 3}
 RECOMPUTE_NAMES: dict[int, str] = {v: k for k, v in RECOMPUTE_CODES.items()}
 STAGE_FIELDS = ("first_layers", "mid_layers", "last_layers", "mid_mtp")
+# Training precisions -> the tensor-core peak their GEMMs run at. fp8 is per-tensor scaling (delayed
+# or current); fp8_blockwise is DeepSeek-V3's 1x128 activation / 128x128 weight blocks
+# (arXiv:2412.19437 §3.3.2; Megatron-Core --fp8-recipe blockwise); mxfp8 the OCP MX format (32-element
+# blocks, E8M0 scales) Blackwell runs natively; nvfp4 NVIDIA's 4-bit format (16-element blocks).
+PEAK_CLASS: dict[str, str] = {"bf16": "bf16", "fp16": "bf16", "fp8": "fp8", "fp8_blockwise": "fp8",
+                              "mxfp8": "fp8", "nvfp4": "fp4"}
 
 
 @dataclass(frozen=True, kw_only=True)

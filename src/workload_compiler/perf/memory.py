@@ -91,6 +91,8 @@ STATE_BYTES: dict[str, StateBytes] = {
     "bf16": StateBytes(weights=2, gradients=4, optimizer=12),
     "fp16": StateBytes(weights=2, gradients=2, optimizer=16),
     "fp8": StateBytes(weights=2, gradients=4, optimizer=12, lowp_weight_cache=2),
+    # 128x128 weight blocks: one fp32 scale per 16,384 weights
+    "fp8_blockwise": StateBytes(weights=2, gradients=4, optimizer=12, lowp_weight_cache=2 * (1 + 4 / 16384)),
     "mxfp8": StateBytes(weights=2, gradients=4, optimizer=12, lowp_weight_cache=2 * (1 + 1 / 32)),
     "nvfp4": StateBytes(weights=2, gradients=4, optimizer=12, lowp_weight_cache=2 * (0.5 + 1 / 16)),
 }

@@ -31,7 +31,7 @@ from ..errors import InputError
 from . import collectives as coll
 from .efficiency import gemm_time_s, memory_bound_s
 from .fitted import FITTED, TrainingConstants
-from .layout import FloatArray, Hardware, Layout, TrainingSetup
+from .layout import PEAK_CLASS, FloatArray, Hardware, Layout, TrainingSetup
 from .stages import resolve_stages
 
 STEP_TERMS = ("compute", "memory_bound", "tp_comm", "cp_comm_exposed", "ep_comm",
@@ -96,11 +96,12 @@ def op_sac_recompute_fraction(a: ModelArch) -> float:
 def gemm_precision(setup: TrainingSetup, hw: Hardware) -> tuple[float, float]:
     """(dense peak FLOP/s, bytes per element) of the GEMMs at the training precision."""
     p = setup.precision
-    if p in ("bf16", "fp16"):
+    cls = PEAK_CLASS.get(p)
+    if cls is None:
+        raise InputError("precision", p, f"one of {', '.join(PEAK_CLASS)}")
+    if cls == "bf16":
         return hw.peak_flops_bf16, 2.0
-    if p not in ("fp8", "mxfp8", "nvfp4"):
-        raise InputError("precision", p, "one of bf16, fp16, fp8, mxfp8, nvfp4")
-    peak = hw.peak_flops_fp4 if p == "nvfp4" else hw.peak_flops_fp8
+    peak = hw.peak_flops_fp4 if cls == "fp4" else hw.peak_flops_fp8
     if peak is None:
         raise InputError("precision", p, f"{hw.accelerator_id} publishes no dense {p.upper()} peak "
                          f"(no {p.upper()} tensor cores in the catalog); use bf16")
