@@ -4,12 +4,11 @@ expected fraction of peak."""
 from __future__ import annotations
 
 import pytest
+from engagement_builders import H100_4096, HPL, compiled
 
 from workload_compiler.hpc.fitted import FITTED as HPC
 from workload_compiler.perf.collectives import NIC_EFFICIENCY, NVLINK_EFFICIENCY
 from workload_compiler.perf.efficiency import HBM_EFFICIENCY
-
-from engagement_builders import H100_4096, HPL, compiled
 
 
 def targets(path):  # type: ignore[no-untyped-def]

@@ -5,13 +5,12 @@ from the sizing; "No capacity is implied by this register"."""
 from __future__ import annotations
 
 import pytest
+from engagement_builders import CHAT, H100_4096, compiled, intake
 
 from workload_compiler import compile_workload
 from workload_compiler.engagement.boundary import operating_boundary
 from workload_compiler.errors import InputError
 from workload_compiler.intake.boundary import BoundaryIntake
-
-from engagement_builders import CHAT, H100_4096, compiled, intake
 
 
 def test_every_cell_starts_to_define_with_the_seed_layers_functions_and_actors() -> None:
@@ -22,7 +21,7 @@ def test_every_cell_starts_to_define_with_the_seed_layers_functions_and_actors()
     assert len(b.cells) == len(b.layers) * len(b.functions)
     assert {c.status for c in b.cells} == {"TO DEFINE"} and all(c.actor is None for c in b.cells)
     # the access model only suggests, for the software layers' day-to-day operation
-    assert b.cell("OS and drivers", "Operate").suggestion == "Kubernetes: Proposed operator"
+    assert b.cell("OS and drivers", "Operate").suggestion == "Proposed operator (the Kubernetes access model)"
     assert b.cell("Facility", "Operate").suggestion is None
     assert "not available service tiers" in b.note
 
@@ -49,7 +48,7 @@ def test_bad_cells_name_the_field_and_what_is_allowed() -> None:
         compile_workload(data)
     data = intake(H100_4096)
     data["software"] = {"access_model": "kubernetes"}
-    with pytest.raises(InputError, match="boundary.access_model"):
+    with pytest.raises(InputError, match=r"boundary\.access_model"):
         compile_workload(data)
 
 

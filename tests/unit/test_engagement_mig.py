@@ -4,10 +4,9 @@ GPU, what it does to cost."""
 from __future__ import annotations
 
 import pytest
+from engagement_builders import CHAT, MIG, compiled, intake
 
 from workload_compiler import compile_workload
-
-from engagement_builders import CHAT, MIG, compiled, intake
 
 
 def test_a_small_model_fits_a_slice_and_per_slice_billing_costs_less() -> None:

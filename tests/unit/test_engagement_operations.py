@@ -7,12 +7,11 @@ from __future__ import annotations
 import math
 
 import pytest
+from engagement_builders import CHAT, H100_4096, compiled
 from hypothesis import given
 from hypothesis import strategies as st
 
 from workload_compiler.engagement.operations import poisson_spares
-
-from engagement_builders import CHAT, H100_4096, compiled
 
 LLAMA3_PER_GPU_DAY = 419 / (16384 * 54)
 

@@ -3,9 +3,9 @@ sensitivities, then the boundary's open decisions; the path follows which kind i
 
 from __future__ import annotations
 
-from workload_compiler.reliability import goodput
-
 from engagement_builders import CHAT, H100_4096, IMAGE, compiled
+
+from workload_compiler.reliability import goodput
 
 
 def test_to_measure_fields_come_first_with_the_threshold_they_must_reach() -> None:
@@ -33,7 +33,7 @@ def test_the_checkpoint_interval_question_states_the_goodput_it_moves() -> None:
                      restart_s=rel["restart_s"], mtbf_s=rel["job_mtbf_s"])[0]
     assert ckpt.effect_size is not None
     assert abs(ckpt.effect_size - max(abs(half - base), abs(double - base)) / base) < 1e-9
-    assert "What is your checkpoint interval?" == ckpt.question and "goodput" in ckpt.effect
+    assert ckpt.question == "What is your checkpoint interval?" and "goodput" in ckpt.effect
     ranked = [x.effect_size for x in q.questions if x.status == "assumed"]
     assert ranked == sorted(ranked, reverse=True)   # largest sensitivity first
 

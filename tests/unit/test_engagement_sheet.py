@@ -4,14 +4,13 @@ a measurement from another kind of machine is refused with the reason, never use
 from __future__ import annotations
 
 import pytest
+from engagement_builders import IMAGE, compiled, image_with, intake
 
 from workload_compiler import compile_workload
 from workload_compiler.catalog.loader import load_catalog
 from workload_compiler.errors import InputError
 from workload_compiler.intake.sheet import Machine
 from workload_compiler.provenance import Source
-
-from engagement_builders import IMAGE, compiled, image_with, intake
 
 DECODE_ON_DGX = {"measured": {"value": "262.5/s", "unit": "images/s", "machine": {"system": "dgx-h100"},
                               "date": "2026-01-10", "tool": "wkc profile"}}
@@ -89,7 +88,7 @@ def test_to_measure_with_a_value_and_known_without_one_are_input_errors() -> Non
 
 def test_an_unknown_sheet_key_names_the_nearest_keys() -> None:
     data = image_with(pipeline__decode_rate={"status": "to_measure"})
-    with pytest.raises(InputError, match="pipeline.decode_rate_per_core"):
+    with pytest.raises(InputError, match=r"pipeline\.decode_rate_per_core"):
         compile_workload(data)
 
 
@@ -104,3 +103,16 @@ def test_training_sheet_marks_given_and_rule_filled_numbers() -> None:
     assert by["training tokens"].status == "known" and by["training tokens"].value == 2e12
     assert by["restart time"].status == "assumed" and "MegaScale" in (by["restart time"].why or "")
     assert by["checkpoint size"].status == "derived" and by["checkpoint size"].unit == "B"
+
+
+def test_a_training_measurement_is_used_on_the_same_node_type_and_refused_on_another() -> None:
+    from engagement_builders import H100_4096
+    data = intake(H100_4096)
+    entry = {"value": "420s", "unit": "s", "machine": {"system": "dgx-h100"}, "tool": "restart drill"}
+    data["sheet"] = {"fields": {"reliability.restart_time": {"measured": entry}}}
+    spec = compile_workload(data)
+    assert (spec.reliability or {})["restart_s"] == 420
+    assert rows(spec)["restart time"].status == "measured"
+    entry["machine"] = {"system": "dgx-a100"}
+    with pytest.raises(InputError, match="node type dgx-h100"):
+        compile_workload(data)

@@ -6,12 +6,11 @@ from __future__ import annotations
 import math
 
 import pytest
+from engagement_builders import IMAGE, compiled, intake
 
 from workload_compiler import compile_workload
 from workload_compiler.errors import InputError
 from workload_compiler.generic.pipeline import PipelineInputs, stages, unbind, verdict
-
-from engagement_builders import IMAGE, compiled, intake
 
 
 def inputs(**over: object) -> PipelineInputs:
@@ -108,7 +107,7 @@ def test_training_mode_needs_params_and_flops_are_given_once() -> None:
     data = intake(IMAGE)
     data["model"].pop("params")
     data["sheet"]["fields"].pop("model.params")
-    with pytest.raises(InputError, match="model.params"):
+    with pytest.raises(InputError, match=r"model\.params"):
         compile_workload(data)
     data = intake(IMAGE)
     data["model"]["flops_per_sample"] = "24G"

@@ -88,7 +88,7 @@ def operating_boundary(access_model: str, intake: BoundaryIntake,
             suggested = access.suggested_operators.get(layer) if function == b.operate_function else None
             cells[(layer, function)] = BoundaryCell(
                 layer=layer, layer_kind=kind, function=function, status=b.status_default,
-                suggestion=f"{access.name}: {suggested}" if suggested else None)
+                suggestion=f"{suggested} (the {access.name} access model)" if suggested else None)
     for i, given in enumerate(intake.cells):
         _apply(cells, i, given, layers, functions, actors)
     ordered = list(cells.values())

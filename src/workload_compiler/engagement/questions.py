@@ -113,12 +113,15 @@ def _reliability_questions(doc: dict[str, Any], given: set[str]) -> list[Questio
 
 def _generic_questions(doc: dict[str, Any], assumed: set[str]) -> list[Question]:
     out: list[Question] = []
-    if "compute.gpu_efficiency" in assumed and get_path(doc, "pipeline.binding_stage") == "gpu_compute":
+    if {"compute.gpu_efficiency", "pipeline.gpu_efficiency"} & assumed:
+        bound = get_path(doc, "pipeline.binding_stage")
+        effect = ("the pipeline is compute-bound at an assumed efficiency: the time to result scales with it one "
+                  "for one" if bound == "gpu_compute" else
+                  "it sets what the GPUs consume, so the read, decode and copy rates the input must reach")
         out.append(Question(
             question="What samples/s does one GPU reach on this model (or what share of the peak)?",
-            key="pipeline.gpu_samples_per_s", status="assumed", topic="foundations", effect_size=1.0,
-            effect="the pipeline is compute-bound at an assumed efficiency (an upper bound): the time to result "
-                   "scales with it one for one"))
+            key="pipeline.gpu_samples_per_s", status="assumed", topic="foundations",
+            effect_size=1.0 if bound == "gpu_compute" else None, effect=effect))
     return out
 
 

@@ -67,8 +67,12 @@ def sheet_table(spec: SystemSpec) -> Table | None:
     s = spec.sheet
     if s is None:
         return None
-    rows = [[r.section, r.item, fmt(r.value, r.unit), r.status,
-             r.machine or r.measure_on or r.why or ""] for r in s.rows]
+    def note(r: Any) -> str:
+        if r.status == "to_measure":
+            return f"{r.why or ''}; measure on {r.measure_on}" if r.measure_on else (r.why or "")
+        return r.machine or r.why or ""
+
+    rows = [[r.section, r.item, fmt(r.value, r.unit), r.status, note(r)] for r in s.rows]
     return Table("Workload sheet", ["section", "item", "value", "status", "why / machine"], rows, [
         f"{s.known} known, {s.to_measure} to measure, {s.assumed} assumed, {s.measured} measured, "
         f"{s.derived} derived. {s.rule}"])
@@ -111,7 +115,7 @@ def boundary_table(spec: SystemSpec) -> Table | None:
             row.append((c.actor or "TO DEFINE") + mark.get(c.status, ""))
         rows.append(row)
     counts = ", ".join(f"{k} {v}" for k, v in b.status_counts.items())
-    suggestions = sorted({c.suggestion for c in b.cells if c.suggestion})
+    suggestions = [f"{c.layer}: {c.suggestion}" for c in b.cells if c.suggestion]
     return Table("Operating boundary", ["layer", *b.functions], rows, [
         f"Access model: {b.access_model_name} ({b.operator_scope}). Cells: {counts} (✓ confirmed, ? proposed).",
         *([f"Suggested by the access model: {'; '.join(suggestions)}"] if suggestions else []),
