@@ -68,7 +68,7 @@ def test_the_host_cpu_model_alone_is_enough_to_match() -> None:
     cat = load_catalog()
     compute = {"accelerator": "h100-sxm", "system": "dgx-h100"}
     assert Machine(cpu="Intel Xeon Platinum 8480C").cpu
-    from workload_compiler.engagement.sheet import machine_matches
+    from workload_compiler.engagement.measurement import machine_matches
     assert machine_matches("host", Machine(cpu="Xeon Platinum 8480C"), compute, cat)
     assert not machine_matches("host", Machine(cpu="AMD EPYC 7742"), compute, cat)
     assert not machine_matches("system", Machine(system="dgx-a100"), compute, cat)

@@ -22,11 +22,12 @@ from ..provenance import Source, Trace
 from ..software.data import software_data
 from .acceptance import AcceptanceTargets, acceptance_targets
 from .boundary import operating_boundary
+from .measurement import check_measurements
 from .mig import mig_section
 from .operations import operations_load
 from .questions import next_questions
 from .register import boundary_register
-from .sheet import build_sheet, check_field_keys, check_measurements, check_statuses, given_keys, measurement_pins
+from .sheet import build_sheet, check_field_keys, check_statuses, given_keys, measurement_pins
 from .view import get_path, section_dict
 
 

@@ -11,9 +11,7 @@ unrelated machine").
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -22,14 +20,13 @@ from pydantic import BaseModel, Field
 from ..catalog.loader import Catalog
 from ..errors import InputError
 from ..intake.pins import intake_keys
-from ..intake.sheet import Machine, MeasuredEntry, SheetIntake
+from ..intake.sheet import MeasuredEntry, SheetIntake
 from ..quantity import Unit
 from ..spine.doc import Doc
+from .measurement import ARTICLE_RULE, measured_on, sized_machine
 from .view import get_path, section_dict
 
 RowStatus = Literal["known", "to_measure", "assumed", "measured", "derived"]
-MeasuredOn = Literal["accelerator", "host", "system", "data"]
-ARTICLE_RULE = "Do not fill missing fields with a benchmark from an unrelated machine (starter article)."
 
 
 class SheetRow(Doc):
@@ -141,24 +138,6 @@ ROWS: dict[str, tuple[RowSpec, ...]] = {
         *_STORAGE, *_SHARED),
 }
 
-# The kind of machine a measurement of a key must come from. Numbers about the data are the same
-# on every machine; a rate belongs to the hardware that produces it.
-_MEASURED_ON: tuple[tuple[str, MeasuredOn], ...] = (
-    ("pipeline.decode_rate_per_core", "host"), ("pipeline.cpu_cores_per_gpu", "host"),
-    ("pipeline.gpu_samples_per_s", "accelerator"), ("pipeline.gpu_efficiency", "accelerator"),
-    ("pipeline.device_bytes_per_sample", "data"), ("data.", "data"), ("model.", "data"), ("outputs.", "data"),
-    ("training.", "data"), ("serving.", "data"), ("problem.", "data"), ("profile.", "accelerator"),
-    ("storage.dataset", "data"), ("storage.sample_size", "data"), ("storage.token_bytes", "data"),
-)
-
-
-def measured_on(key: str) -> MeasuredOn:
-    for prefix, domain in _MEASURED_ON:
-        if key == prefix or (prefix.endswith(".") and key.startswith(prefix)) or key.startswith(prefix + "_"):
-            return domain
-    return "system"
-
-
 def given_keys(model: BaseModel, prefix: str = "") -> set[str]:
     """Dotted keys the intake set (pydantic's fields-set, recursively): what the user gave."""
     keys: set[str] = set()
@@ -173,6 +152,11 @@ def given_keys(model: BaseModel, prefix: str = "") -> set[str]:
     return keys
 
 
+def _is_given(key: str, given: set[str]) -> bool:
+    """The key itself, or any field under it (serving.ttft given as {p99: 2s})."""
+    return key in given or any(g.startswith(key + ".") for g in given)
+
+
 def check_field_keys(sheet: SheetIntake, model: type[BaseModel]) -> None:
     known = [k for k in intake_keys(model) if not k.startswith(("sheet", "boundary", "operations"))]
     for key in sheet.fields:
@@ -185,69 +169,6 @@ def check_field_keys(sheet: SheetIntake, model: type[BaseModel]) -> None:
 def measurement_pins(sheet: SheetIntake) -> list[tuple[str, Any]]:
     """(intake key, measured value) for every measured field: they enter the intake like pins."""
     return [(k, f.measured.value) for k, f in sheet.fields.items() if f.measured is not None]
-
-
-def _tokens(text: str) -> set[str]:
-    return {t for t in re.split(r"[^a-z0-9]+", text.lower()) if len(t) > 2 and t not in {"intel", "amd", "cores"}}
-
-
-def _machine_ids(m: Machine, catalog: Catalog) -> tuple[str | None, str | None]:
-    """(system id, accelerator id) the measurement names, resolved through the catalog."""
-    system = accelerator = None
-    for name in (m.system, m.kind):
-        if name and system is None:
-            with contextlib.suppress(InputError):
-                system = catalog.system(name).id
-    for name in (m.accelerator, m.kind):
-        if name and accelerator is None:
-            with contextlib.suppress(InputError):
-                accelerator = catalog.accelerator(name).id
-    if accelerator is None and system is not None:
-        accelerator = catalog.system(system).accelerator
-    return system, accelerator
-
-
-def sized_machine(domain: MeasuredOn, spec_compute: dict[str, Any], catalog: Catalog) -> str:
-    system = catalog.system(str(spec_compute["system"]))
-    if domain == "accelerator":
-        return f"accelerator {spec_compute['accelerator']}"
-    if domain == "host":
-        return f"host CPU of {system.id}: {system.cpu or 'not in the catalog'}"
-    return f"node type {system.id}"
-
-
-def machine_matches(domain: MeasuredOn, m: Machine, spec_compute: dict[str, Any], catalog: Catalog) -> bool:
-    if domain == "data":
-        return True
-    system_id, accelerator_id = _machine_ids(m, catalog)
-    if domain == "accelerator":
-        return accelerator_id == spec_compute.get("accelerator")
-    if system_id == spec_compute.get("system"):
-        return True
-    if domain == "host":
-        cpu = catalog.system(str(spec_compute["system"])).cpu
-        named = m.cpu or (m.kind if system_id is None and accelerator_id is None else None)
-        return bool(cpu and named and _tokens(named) and _tokens(named) <= _tokens(cpu))
-    return False
-
-
-def check_measurements(sheet: SheetIntake, spec_compute: dict[str, Any] | None, catalog: Catalog) -> None:
-    """Refuse a measurement from another kind of machine than the one sized (InputError)."""
-    entries = [(f"sheet.fields.{k}", k, f.measured) for k, f in sheet.fields.items() if f.measured]
-    entries += [(f"sheet.items[{i}]", it.item, it.measured) for i, it in enumerate(sheet.items) if it.measured]
-    for where, key, entry in entries:
-        assert entry is not None
-        domain = measured_on(key) if where.startswith("sheet.fields") else "system"
-        if domain == "data":
-            continue
-        if spec_compute is None or not spec_compute.get("system"):
-            return   # nothing was sized (infeasible): the answer is the binding constraint, not this check
-        if not machine_matches(domain, entry.machine, spec_compute, catalog):
-            raise InputError(
-                f"{where}.measured.machine", entry.machine.label(),
-                f"a measurement from the kind of machine being sized ({sized_machine(domain, spec_compute, catalog)}); "
-                f"a benchmark from another kind of machine is never used for it. Measure it there, or keep "
-                f"the field to_measure. {ARTICLE_RULE}")
 
 
 def _measured_row(spec: RowSpec, entry: MeasuredEntry, value: Any) -> SheetRow:
@@ -277,7 +198,7 @@ def _row(spec: RowSpec, doc: dict[str, Any], workload: BaseModel, sheet: SheetIn
     if field is not None and field.status == "assumed":
         return SheetRow(section=spec.section, item=spec.item, key=spec.key, value=value, unit=spec.unit,
                         status="assumed", why=field.why)
-    if spec.key and spec.key in given:
+    if spec.key and _is_given(spec.key, given):
         return SheetRow(section=spec.section, item=spec.item, key=spec.key, value=value, unit=spec.unit,
                         status="known", why=field.note if field else None)
     prov = provenance.get(spec.prov or spec.path or "")
@@ -297,7 +218,7 @@ def _row(spec: RowSpec, doc: dict[str, Any], workload: BaseModel, sheet: SheetIn
 def check_statuses(sheet: SheetIntake, given: set[str], raw: dict[str, Any]) -> None:
     """A to_measure key has no value yet; a known or assumed key has one."""
     for key, f in sheet.fields.items():
-        present = key in given
+        present = _is_given(key, given)
         if f.status == "to_measure" and present:
             raise InputError(f"sheet.fields.{key}", get_path(raw, key),
                              "no value for a to_measure field (remove it from the intake, or mark it known or "
@@ -324,5 +245,5 @@ def build_sheet(kind: str, doc: dict[str, Any], workload: BaseModel, sheet: Shee
     return WorkloadSheet(rows=rows, **count)
 
 
-__all__ = ["ROWS", "SheetRow", "WorkloadSheet", "build_sheet", "check_field_keys", "check_measurements",
-           "check_statuses", "given_keys", "machine_matches", "measured_on", "measurement_pins"]
+__all__ = ["ROWS", "SheetRow", "WorkloadSheet", "build_sheet", "check_field_keys", "check_statuses", "given_keys",
+           "measurement_pins"]
