@@ -69,3 +69,10 @@ def test_the_readiness_checklist_gets_numeric_targets() -> None:
     collective = checks["collective_tests"]["acceptance"]
     assert collective and all(x["unit"] == "B/s" and x["expected"] > 0 for x in collective)
     assert {x["test"] for x in checks["gpu_diagnostics"]["acceptance"]} >= {"GEMM throughput", "HBM bandwidth"}
+
+
+def test_scale_out_all_to_all_is_bounded_by_one_gpus_nic() -> None:
+    ts = targets(H100_4096)
+    a2a = next(t for t in ts if t.test.startswith("NCCL all-to-all") and (t.tier or "").startswith("scale-out"))
+    assert a2a.peak == pytest.approx(50e9) and a2a.fraction_of_peak is not None
+    assert a2a.fraction_of_peak <= NIC_EFFICIENCY

@@ -116,16 +116,20 @@ def nccl_targets(doc: dict[str, Any], catalog: Catalog, arch: ModelArch | None) 
         # A hierarchical all-reduce's bus bandwidth is bound by the NICs of one domain together.
         tiers.append((f"scale-out ({gpus} GPUs, {tech})", gpus, out_msg, out_why,
                       hw.scale_out_bandwidth_bytes_per_s * domain,
-                      f"{NIC_SOURCE}; {NVLINK_SOURCE} inside each domain; peak = the NICs of one domain"))
+                      f"{NIC_SOURCE}; {NVLINK_SOURCE} inside each domain; peak: all-reduce the NICs of one domain, "
+                      "all-to-all one GPU's NIC"))
     for tier, n, size, why, line, source in tiers:
         t_ar = float(coll.group_all_reduce_s(size, n, 1, hw))
         t_a2a = float(coll.group_all_to_all_s(size, n, 1, hw))
-        for test, t, factor, op in (("NCCL all-reduce bus bandwidth", t_ar, 2 * (n - 1) / n, "all_reduce_perf"),
-                                    ("NCCL all-to-all bus bandwidth", t_a2a, (n - 1) / n, "alltoall_perf")):
+        # an all-to-all's traffic to other domains leaves through each GPU's own NIC
+        a2a_line = hw.scale_out_bandwidth_bytes_per_s if tier.startswith("scale-out") else line
+        for test, t, factor, op, peak in (
+                ("NCCL all-reduce bus bandwidth", t_ar, 2 * (n - 1) / n, "all_reduce_perf", line),
+                ("NCCL all-to-all bus bandwidth", t_a2a, (n - 1) / n, "alltoall_perf", a2a_line)):
             busbw = size / t * factor
             out.append(AcceptanceTarget(
-                test=test, tier=tier, ranks=n, message_bytes=size, expected=busbw, unit="B/s", peak=line,
-                fraction_of_peak=busbw / line if line else None, fraction_source=source, sized_for=why,
+                test=test, tier=tier, ranks=n, message_bytes=size, expected=busbw, unit="B/s", peak=peak,
+                fraction_of_peak=busbw / peak if peak else None, fraction_source=source, sized_for=why,
                 tool=f"{tool} {op}", command=f"{op} -b {size:.0f} -e {size:.0f} -g 1, {n} ranks (one per GPU)",
                 readiness_check="collective_tests"))
     return out
