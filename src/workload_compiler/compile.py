@@ -14,7 +14,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from .catalog.loader import Catalog, load_catalog
+from .engagement.attach import attach, prepare
 from .errors import InfeasibleError, InputError
+from .intake.generic import GenericWorkload
 from .intake.hpc import HpcWorkload
 from .intake.inference import InferenceWorkload
 from .intake.load import load_workload, parse_workload, read_intake, workload_model
@@ -22,6 +24,7 @@ from .intake.pins import apply_pins
 from .intake.problems import input_error
 from .intake.training import TrainingWorkload
 from .spine.finite import make_finite
+from .spine.generic import compile_generic_spec
 from .spine.result import SystemSpec
 from .spine.serving import compile_hpc_spec, compile_inference_spec
 from .spine.training import compile_training
@@ -42,14 +45,16 @@ def as_workload(intake: Intake) -> BaseModel:
 
 
 def compile_workload(workload: Intake, catalog: Catalog | None = None) -> SystemSpec:
-    """Dispatch on the workload's kind. The result is always a `SystemSpec`: an infeasible workload
-    comes back with `feasible=False` and the binding constraint, never as a raised
-    `InfeasibleError`; bad input raises `InputError`. Every number in the result is finite (a value
-    that cannot be reached is null, with the reason in `unreachable`)."""
+    """Dispatch on the workload's kind, then the engagement sections (sheet, boundary, register,
+    operations, acceptance, MIG). The result is always a `SystemSpec`: an infeasible workload comes
+    back with `feasible=False` and the binding constraint, never as a raised `InfeasibleError`; bad
+    input raises `InputError`. Every number in the result is finite (a value that cannot be
+    reached is null, with the reason in `unreachable`)."""
     cat = catalog or load_catalog()
-    w = as_workload(workload)
+    w = prepare(as_workload(workload))
     try:
-        spec = _dispatch(w, cat)
+        spec = _compile_layers(w, cat)
+        attach(spec, w, cat)
     except InfeasibleError as exc:
         spec = infeasible_spec(w, exc)
     except ValidationError as exc:  # an inner model refused a value derived from the input
@@ -59,14 +64,16 @@ def compile_workload(workload: Intake, catalog: Catalog | None = None) -> System
     return spec
 
 
-def _dispatch(w: BaseModel, cat: Catalog) -> SystemSpec:
+def _compile_layers(w: BaseModel, cat: Catalog) -> SystemSpec:
     if isinstance(w, TrainingWorkload):
         return compile_training(w, cat)
     if isinstance(w, InferenceWorkload):
         return compile_inference_spec(w, cat)
     if isinstance(w, HpcWorkload):
         return compile_hpc_spec(w, cat)
-    raise InputError("kind", getattr(w, "kind", None), "one of: training, inference, hpc")
+    if isinstance(w, GenericWorkload):
+        return compile_generic_spec(w, cat)
+    raise InputError("kind", getattr(w, "kind", None), "one of: training, inference, hpc, generic")
 
 
 def infeasible_spec(w: BaseModel, exc: InfeasibleError) -> SystemSpec:

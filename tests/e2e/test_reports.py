@@ -19,7 +19,8 @@ from workload_compiler.report.markdown import render_markdown
 from workload_compiler.report.terminal import render
 from workload_compiler.spine.result import SystemSpec
 
-EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.yaml"))
+EXAMPLES = sorted(p for p in (Path(__file__).parents[2] / "examples").glob("*.yaml")
+                  if re.search(r"^kind:", p.read_text(encoding="utf-8"), re.M))   # intakes, not offer files
 _SPECS: dict[Path, SystemSpec] = {}
 TOKEN = re.compile(r"[\w.%+-]+")
 
@@ -58,7 +59,7 @@ def test_concise_report_leads_with_the_verdict_and_stays_short(path: Path) -> No
     first = text.splitlines()[1]
     assert any(word in first for word in ("MEETS TARGET", "FEASIBLE", "MISSES TARGET", "INFEASIBLE")), first
     assert len(text.splitlines()) < len(terminal(spec, 80, detail=True).splitlines())
-    assert len(text.splitlines()) <= 220
+    assert len(text.splitlines()) <= 400   # the six layers ~150 lines, engagement sections 3 rows each
 
 
 def _table_rows(tokens: list[Any]) -> list[int]:
@@ -107,5 +108,5 @@ def test_json_document_is_strict_json(path: Path) -> None:
     def refuse(name: str) -> None:
         raise ValueError(f"{name} is not JSON")
     doc = json.loads(result.stdout, parse_constant=refuse)
-    assert doc["kind"] in ("training", "inference", "hpc")
+    assert doc["kind"] in ("training", "inference", "hpc", "generic")
     assert doc["verdict"] in ("meets target", "feasible", "misses target", "infeasible")

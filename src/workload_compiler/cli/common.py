@@ -20,19 +20,17 @@ if TYPE_CHECKING:
 
 
 class _LazyConsole:
-    """A rich Console built on first use: importing rich costs start-up time that `--help` and
-    errors raised before any output do not need."""
+    """A rich Console made when output is written: importing rich costs start-up time that
+    `--help` and errors raised before any output do not need. A new one each time, so it reads the
+    terminal's width (and COLUMNS) of the command being run."""
 
     def __init__(self, stderr: bool) -> None:
         self._stderr = stderr
-        self._console: Console | None = None
 
     def get(self) -> Console:
-        if self._console is None:
-            from rich.console import Console
+        from rich.console import Console
 
-            self._console = Console(stderr=True, soft_wrap=True) if self._stderr else Console()
-        return self._console
+        return Console(stderr=True, soft_wrap=True) if self._stderr else Console()
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
         self.get().print(*objects, **kwargs)

@@ -12,14 +12,20 @@ from pydantic import Field
 
 from ..units import Bytes, BytesPerSecond, Count, Seconds, Watts
 from . import limits as L
+from .boundary import BoundaryIntake, OperationsIntake
 from .common import Strict
 from .limits import limited, text
+from .sheet import SheetIntake
 
 
 class FabricIntake(Strict):
     switch: str | None = text(description="catalog switch id of the compute fabric")
     oversubscription: float | None = limited(None, ge=1, le=L.MAX_OVERSUBSCRIPTION, why=L.OVERSUBSCRIPTION)
     su_nodes: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS, description="nodes per scalable unit")
+    node_scale_out_bandwidth: BytesPerSecond | None = limited(
+        None, gt=0, le=L.MAX_BANDWIDTH, why=L.BANDWIDTH,
+        description="scale-out (NIC) bandwidth of one node, per direction, e.g. 50GB/s for 400 Gb/s; default: the "
+        "system's NICs")
 
 
 class StorageIntake(Strict):
@@ -70,3 +76,8 @@ class InfrastructureIntake(Strict):
     reliability: ReliabilityIntake = Field(default_factory=ReliabilityIntake)
     software: SoftwareIntake = Field(default_factory=SoftwareIntake)
     facility: FacilityIntake = Field(default_factory=FacilityIntake)
+    # The engagement around the sizing (issue 9): the workload sheet, the operating boundary and
+    # boundary register, and the operations inputs. engagement/ reads them; no layer does.
+    sheet: SheetIntake = Field(default_factory=SheetIntake)
+    boundary: BoundaryIntake = Field(default_factory=BoundaryIntake)
+    operations: OperationsIntake = Field(default_factory=OperationsIntake)

@@ -22,6 +22,7 @@ _KINDS: dict[str, tuple[str, str]] = {
     "training": ("training", "TrainingWorkload"),
     "inference": ("inference", "InferenceWorkload"),
     "hpc": ("hpc", "HpcWorkload"),
+    "generic": ("generic", "GenericWorkload"),
 }
 
 
@@ -46,9 +47,9 @@ def parse_workload(data: Any, *, base_dir: Path | None = None) -> BaseModel:
     if data is None:
         raise InputError("(intake)", MISSING, "a mapping with a 'kind' key (the document is empty)")
     if not isinstance(data, dict):
-        raise InputError("(intake)", data, "a mapping with a 'kind' key (training, inference or hpc)")
+        raise InputError("(intake)", data, "a mapping with a 'kind' key (training, inference, hpc or generic)")
     if "kind" not in data:
-        raise InputError("kind", MISSING, "required: training, inference or hpc")
+        raise InputError("kind", MISSING, "required: training, inference, hpc or generic")
     model = workload_model(data["kind"])
     try:
         workload = model.model_validate(data)

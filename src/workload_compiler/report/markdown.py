@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..spine.result import SystemSpec
+from .engagement_render import engagement_markdown
 from .format import LAYER_TITLES
 from .rows import Row, headline_rows, rows
 from .sections import alternative_text, extra_sections, section_title
@@ -60,6 +61,7 @@ def render_markdown(spec: SystemSpec, *, detail: bool = False) -> str:
             out += [f"## {LAYER_TITLES.get(name) or section_title(name)}", "", *_table(section_rows, detail)]
     if spec.alternatives:
         out += ["## Alternatives", "", *_bullets([alternative_text(a) for a in spec.alternatives])]
+    out += engagement_markdown(spec)
     if spec.assumptions:
         shown = spec.assumptions if detail else spec.assumptions[:5]
         more = "" if detail or len(spec.assumptions) <= 5 else f" ({len(spec.assumptions) - 5} more with --detail)"

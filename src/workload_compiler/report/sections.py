@@ -16,12 +16,21 @@ from .rows import inline
 # Document fields that are not sections: the summary, the collisions and the appendix show them.
 META = {"schema_version", "kind", "name", "feasible", "binding_constraint", "verdict", "collisions",
         "alternatives", "pins", "unreachable", "assumptions", "provenance", "uncertainty", "intake"}
+# Sections with a renderer of their own (report/engagement_render.py, report/engagement_tables.py).
+ENGAGEMENT = ("pipeline", "sheet", "next_questions", "operating_boundary", "boundary_register", "operations",
+              "acceptance", "mig")
 
 
 def extra_sections(spec: SystemSpec) -> list[str]:
     """Sections beyond the six layers, in the document's declared order."""
     return [name for name in type(spec).model_fields if name not in META and name not in LAYER_TITLES
-            and isinstance(getattr(spec, name, None), BaseModel | dict) and getattr(spec, name)]
+            and name not in ENGAGEMENT and isinstance(getattr(spec, name, None), BaseModel | dict)
+            and getattr(spec, name)]
+
+
+def engagement_sections(spec: SystemSpec) -> list[str]:
+    """The engagement sections the document holds (rendered by report/engagement_render.py)."""
+    return [name for name in ENGAGEMENT if getattr(spec, name, None)]
 
 
 def section_title(name: str) -> str:
@@ -50,4 +59,4 @@ def alternative_text(a: Any) -> str:
     return "; ".join(parts)
 
 
-__all__ = ["META", "alternative_text", "extra_sections", "section_title"]
+__all__ = ["ENGAGEMENT", "META", "alternative_text", "engagement_sections", "extra_sections", "section_title"]

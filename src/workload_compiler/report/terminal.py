@@ -17,6 +17,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from ..spine.result import SystemSpec
+from .engagement_render import render_engagement
 from .format import LAYER_TITLES
 from .rows import Row, headline_rows, rows
 from .sections import extra_sections, section_title
@@ -138,6 +139,7 @@ def render(spec: SystemSpec, console: Console, *, detail: bool = False) -> None:
         console.print(Panel(Group(*lines), title="Alternatives", title_align="left"))
     elif spec.alternatives:
         console.print(Text(f"{len(spec.alternatives)} alternatives priced: --detail to list them", style="dim"))
+    render_engagement(spec, console, detail=detail)
     if detail and spec.assumptions:
         lines = [Text(("• " if j == 0 else "  ") + p) for a in spec.assumptions
                  for j, p in enumerate(_wrap(f"{a.field} = {_assumed(spec, a.field, a.value)}: {a.why}", width - 6))]

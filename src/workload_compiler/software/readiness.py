@@ -7,9 +7,9 @@ on one node) are left out. Every item starts as status 'to run': the tool checks
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
 from .data import SoftwareData, VendorStack
@@ -25,6 +25,8 @@ class ReadinessCheck(BaseModel):
     why: str
     tool: str
     status: str = "to run"
+    acceptance: list[dict[str, Any]] | None = Field(
+        default=None, description="the acceptance targets this check is run against (engagement/acceptance.py)")
 
 
 def readiness_checklist(

@@ -14,15 +14,24 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, model_validator
 
+from ..engagement.acceptance import AcceptanceTargets
+from ..engagement.boundary import OperatingBoundary
+from ..engagement.mig import MigSection
+from ..engagement.operations import OperationsLoad
+from ..engagement.questions import NextQuestions
+from ..engagement.register import BoundaryRegister
+from ..engagement.sheet import WorkloadSheet
 from ..fabric import FabricLayer
 from ..facility.layer import FacilityLayer
+from ..generic.pipeline import PipelineSection
 from ..provenance import Assumption, Provenance
 from ..quantity import info, quantity
 from ..reliability import ReliabilityLayer
 from ..software.stack import SoftwareLayer
 from ..storage.plan import StorageLayer
-from . import sections_hpc, sections_inference
-from .doc import Doc
+from . import sections_generic, sections_hpc, sections_inference
+from .doc import Doc as Doc
+from .sections_generic import GenericCompute, GenericObjective
 from .sections_hpc import HpcCompute, HpcLayer, HpcObjective, HpcStorage
 from .sections_inference import InferenceCompute, InferenceLayer, InferenceObjective, InferenceSearch, Open
 
@@ -41,6 +50,11 @@ class ParallelismOut(Doc):
     recompute: str = info("activation recompute: none | selective | full | op_selective")
     sequence_parallel: bool = info("Megatron sequence parallelism")
     zero_stage: int = quantity("count", "ZeRO / distributed-optimizer stage")
+    first_stage_layers: int = quantity("count", "decoder layers on the first pipeline stage", default=0)
+    middle_stage_layers: int = quantity("count", "decoder layers on the busiest middle stage", default=0)
+    last_stage_layers: int = quantity("count", "decoder layers on the last pipeline stage", default=0)
+    pipeline_layout: str | None = info("a Megatron-Core --pipeline-model-parallel-layout that realizes the split",
+                                       default=None)
 
 
 class ObjectiveLayer(Doc):
@@ -149,7 +163,7 @@ class NotSizedNote(Doc):
 TRAINING_SECTIONS: dict[str, Any] = {"objective": ObjectiveLayer, "compute": ComputeLayer, "search": SearchSummary,
                                      "bottleneck": BottleneckLayer, "storage": StorageLayer}
 KIND_SECTIONS: dict[str, dict[str, Any]] = {"training": TRAINING_SECTIONS, "inference": sections_inference.SECTIONS,
-                                            "hpc": sections_hpc.SECTIONS}
+                                            "hpc": sections_hpc.SECTIONS, "generic": sections_generic.SECTIONS}
 
 
 class SystemSpec(Doc):
@@ -161,8 +175,8 @@ class SystemSpec(Doc):
     feasible: bool = True
     binding_constraint: str | None = None
     verdict: str | None = info("meets target | feasible (no target) | misses target | infeasible", default=None)
-    objective: ObjectiveLayer | InferenceObjective | HpcObjective | None = None
-    compute: ComputeLayer | InferenceCompute | HpcCompute | None = None
+    objective: ObjectiveLayer | InferenceObjective | HpcObjective | GenericObjective | None = None
+    compute: ComputeLayer | InferenceCompute | HpcCompute | GenericCompute | None = None
     fabric: FabricLayer | None = None
     storage: StorageLayer | HpcStorage | None = None
     reliability: ReliabilityLayer | None = None
@@ -171,12 +185,22 @@ class SystemSpec(Doc):
     facility: FacilityLayer | NotSizedNote | None = None
     inference: InferenceLayer | None = None
     hpc: HpcLayer | None = None
+    pipeline: PipelineSection | None = Field(default=None,
+                                             description="generic archetype: the data path, stage by stage")
     search: SearchSummary | InferenceSearch | None = None
     collisions: list[dict[str, Any]] = Field(default_factory=list)
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
     pins: dict[str, Any] = Field(default_factory=dict, description="the pins (dotted intake keys) applied by recompile")
     unreachable: dict[str, str] = Field(
         default_factory=dict, description="values that cannot be reached (null in the document): dotted path -> why")
+    # From requirement to supply (issue 9, seed 000): engagement/attach.py fills these after the layers.
+    sheet: WorkloadSheet | None = None
+    next_questions: NextQuestions | None = None
+    operating_boundary: OperatingBoundary | None = None
+    boundary_register: BoundaryRegister | None = None
+    operations: OperationsLoad | None = None
+    acceptance: AcceptanceTargets | None = None
+    mig: MigSection | None = None
     assumptions: list[Assumption] = Field(default_factory=list)
     provenance: dict[str, Provenance] = Field(default_factory=dict)
 
