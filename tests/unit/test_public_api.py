@@ -11,8 +11,17 @@ GPT3 = REPO_ROOT / "examples" / "gpt3-175b-a100.yaml"
 def test_exported_members() -> None:
     assert workload_compiler.__all__ == sorted(workload_compiler.__all__)
     assert set(workload_compiler.__all__) == {
-        "Infeasible", "InputError", "SystemSpec", "compile_workload", "load_workload", "parse_workload",
-        "recompile"}
+        "Infeasible", "InfeasibleError", "InputError", "SystemSpec", "WorkloadError", "compile_workload",
+        "load_workload", "parse_workload", "recompile"}
+    for name in workload_compiler.__all__:
+        assert getattr(workload_compiler, name) is not None
+
+
+def test_one_error_hierarchy_with_the_old_names_kept() -> None:
+    from workload_compiler import errors
+    assert issubclass(errors.InputError, errors.WorkloadError) and issubclass(errors.InputError, ValueError)
+    assert issubclass(errors.InfeasibleError, errors.WorkloadError)
+    assert errors.WkcError is errors.WorkloadError and errors.Infeasible is errors.InfeasibleError
 
 
 def test_compile_from_a_dict() -> None:

@@ -42,7 +42,7 @@ def fit_command(
     batch: Annotated[int | None, typer.Option(help="global batch size (sequences)")] = None,
     precision: Annotated[str | None, typer.Option(help="bf16 | fp8 | ...")] = None,
     deadline: Annotated[str | None, typer.Option(help="e.g. 30d: report the tokens trainable by then")] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the hall and the systems as JSON")] = False,
 ) -> None:
     """How many GPUs of each system fit in a hall, what binds, and (with --model) the time to train."""
     with user_errors(FLAGS):

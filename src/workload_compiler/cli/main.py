@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
@@ -18,20 +20,66 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-# Each module defines `register(app)`; the order here is the order of `wkc --help`.
-_COMMAND_MODULES = {"compile": "compile_cmd", "plan": "plan_cmd", "fit": "fit_cmd", "memory": "memory_cmd",
-                    "validate": "validate_cmd", "catalog": "catalog_cmd",
-                    "supply": "supply_cmd"}
+# Each module defines `register(app)`; the order here is the order of `wkc --help`, with the
+# command's one-line summary (its docstring's first line; tests/e2e/test_cli_contract.py checks).
+_COMMANDS = {
+    "compile": ("compile_cmd", "Compile a workload into its six-layer system specification."),
+    "plan": ("plan_cmd", "Search every valid parallel layout and rank them by step time."),
+    "fit": ("fit_cmd", "How many GPUs of each system fit in a hall, what binds, and (with --model) the time to "
+                       "train."),
+    "memory": ("memory_cmd", "Weight storage of a model: parameters x bits / 8, in GB (1e9) and GiB (2^30)."),
+    "validate": ("validate_cmd", "Compare the models with published runs: training step times, serving "
+                                 "throughput, HPC rates."),
+    "catalog": ("catalog_cmd", "List the hardware catalog (accelerators, systems, switches, NICs) or the model "
+                               "presets."),
+    "supply": ("supply_cmd", "Hold suppliers' offers against the sized requirement: fits, gaps, substitutions, "
+                             "open confirmations."),
+}
+_COMMAND_MODULES = {word: module for word, (module, _) in _COMMANDS.items()}
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"wkc {version('workload-compiler')}")
+        raise typer.Exit()
 
 
 @app.callback()
-def _root() -> None:
+def _root(
+    show_version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                               help="print the version and exit")] = False,
+) -> None:
     """Workload Compiler: size GPU infrastructure from the workload up."""
+
+
+def _plain_flags() -> None:
+    """Help lists a flag without a `<bool>` placeholder: a flag takes no value."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        return None if self.is_bool_flag else shown(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+def _listing_only(argv: list[str]) -> bool:
+    """`wkc`, `wkc --help`, `wkc --version` or a word that is no command: the list of commands is all
+    that is shown, so their modules (and everything they import) need not load."""
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    return Path(argv[0]).name == "wkc" and not (words and words[0] in _COMMANDS)
 
 
 def _register(argv: list[str]) -> None:
     """Import only the invoked command's module (start-up time is part of every command's wall
-    time); every module for --help or an unknown word, so Typer can list or reject it."""
+    time); for the bare listing, each command by its name and summary alone."""
+    if _listing_only(argv):
+        for word, (_, summary) in _COMMANDS.items():
+            app.command(word, help=summary, add_help_option=False)(_listed)
+        return
     words = [a for a in argv[1:] if not a.startswith("-")]
     wanted = [_COMMAND_MODULES[words[0]]] if words and words[0] in _COMMAND_MODULES else list(
         _COMMAND_MODULES.values())
@@ -39,7 +87,12 @@ def _register(argv: list[str]) -> None:
         importlib.import_module(f"{__package__}.{name}").register(app)
 
 
+def _listed() -> None:  # pragma: no cover - never run: a listed word loads its real command
+    raise typer.Exit(1)
+
+
 _register(sys.argv)
+_plain_flags()
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ RecomputeMode = Literal["none", "selective", "full", "op_selective"]
 class Strict(BaseModel):
     """Unknown keys are errors; a float field refuses inf and NaN."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, defer_build=True)
 
 
 class MoeIntake(Strict):

@@ -48,7 +48,7 @@ _ABSENT = object()
 
 
 class Doc(DictView, BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 __all__ = ["DictView", "Doc"]

@@ -21,7 +21,7 @@ class Open(Doc):
     """A section built from a mapping: it dumps the keys that were set (a key the pass did not
     write is not in the document, rather than null), and lets an undeclared key through."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     @model_serializer(mode="wrap")
     def _keys_set(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
