@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..catalog.schema import System
 from ..errors import InputError
+from ..intake.limits import MAX_AREA, MAX_POWER, MAX_RACK_POWER, POWER, RACK_POWER
 from ..units import Watts
 from .data import FacilityData, facility_data
 from .floor import racks_in_area
@@ -31,12 +32,14 @@ class Hall(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    power_w: Watts = Field(description="'2MW', 2e6: facility power (or IT power, see power_basis)")
+    power_w: Watts = Field(gt=0, le=MAX_POWER, description="'2MW', 2e6: facility power (or IT power, see "
+                           f"power_basis); at most {POWER}")
     power_basis: Literal["facility", "it"] = "facility"
-    rack_power_w: Watts = Field(description="electrical limit per rack, '40kW'")
+    rack_power_w: Watts = Field(gt=0, le=MAX_RACK_POWER, description=f"electrical limit per rack, '40kW'; at most "
+                                f"{RACK_POWER}")
     cooling: str
-    floor_area_m2: float | None = None
-    pue: float | None = None
+    floor_area_m2: float | None = Field(default=None, gt=0, le=MAX_AREA, allow_inf_nan=False)
+    pue: float | None = Field(default=None, ge=1, le=3, allow_inf_nan=False)
     gpu: str | None = Field(default=None, description="only systems with this accelerator id")
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from ..errors import InputError, one_of
 from ..units import Bytes, BytesPerSecond, Count, Seconds, Watts
 from . import limits as L
 from .boundary import BoundaryIntake, OperationsIntake
@@ -51,6 +52,17 @@ class ReliabilityIntake(Strict):
     checkpoint_interval: Seconds | None = limited(None, ge=1, le=L.MAX_DURATION,
                                                   why={"ge": "a second: no checkpoint writes faster",
                                                        "le": L.DURATION})
+
+    @field_validator("failure_rate")
+    @classmethod
+    def _known_rate(cls, v: str | None) -> str | None:
+        """A named rate the catalog holds (catalog/data/reliability.yaml), checked where it is given."""
+        from ..catalog.loader import package_yaml
+
+        names = list(package_yaml("reliability.yaml")["failure_rates"])
+        if v is not None and v not in names:
+            raise InputError("reliability.failure_rate", v, one_of(v, names))
+        return v
 
 
 class SoftwareIntake(Strict):

@@ -13,6 +13,7 @@ from typing import Any
 from ..catalog.loader import Catalog
 from ..facility import Hall, fit_hall
 from ..intake.common import ComputeIntake, ModelIntake
+from ..intake.limits import MAX_GPUS
 from ..intake.training import TargetIntake, TrainingRun, TrainingWorkload
 from .result import ComputeLayer, ObjectiveLayer
 from .training import compile_training
@@ -34,7 +35,7 @@ def fit_model_in_hall(hall: Hall, catalog: Catalog, *, systems: tuple[str, ...] 
             w = TrainingWorkload(kind="training", name=f"{model.preset or 'model'} on {fit.system}", model=model,
                                  training=training or TrainingRun(), target=TargetIntake(),
                                  compute=ComputeIntake(accelerator=system.accelerator, system=system.id,
-                                                       max_gpus=fit.gpus))
+                                                       max_gpus=min(fit.gpus, MAX_GPUS)))
             spec = compile_training(w, catalog, with_alternatives=False)
             t = (spec.objective.goodput_adjusted_time_to_train_s or spec.objective.time_to_train_s
                  if isinstance(spec.objective, ObjectiveLayer) else None)
