@@ -32,14 +32,14 @@ class Hall(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    power_w: Watts = Field(gt=0, le=MAX_POWER, description="'2MW', 2e6: facility power (or IT power, see "
+    power_w: Watts = Field(le=MAX_POWER, description="'2MW', 2e6: facility power (or IT power, see "
                            f"power_basis); at most {POWER}")
     power_basis: Literal["facility", "it"] = "facility"
-    rack_power_w: Watts = Field(gt=0, le=MAX_RACK_POWER, description=f"electrical limit per rack, '40kW'; at most "
+    rack_power_w: Watts = Field(le=MAX_RACK_POWER, description=f"electrical limit per rack, '40kW'; at most "
                                 f"{RACK_POWER}")
     cooling: str
-    floor_area_m2: float | None = Field(default=None, gt=0, le=MAX_AREA, allow_inf_nan=False)
-    pue: float | None = Field(default=None, ge=1, le=3, allow_inf_nan=False)
+    floor_area_m2: float | None = Field(default=None, le=MAX_AREA, allow_inf_nan=False)  # > 0: fit_hall checks
+    pue: float | None = Field(default=None, le=3, allow_inf_nan=False)   # >= 1: check_pue
     gpu: str | None = Field(default=None, description="only systems with this accelerator id")
 
 
