@@ -37,6 +37,9 @@ SMALL: list[dict[str, Any]] = [
     {"kind": "inference", "model": {"preset": "llama3.1-8b"},
      "serving": {"scenario": "offline", "concurrency": 64}, "cost": {"capex_usd_per_gpu": 30000,
                                                                      "amortization_years": 4}},
+    {"kind": "training", "model": {"preset": "llama3-8b"},
+     "training": {"tokens": "100B", "seq_len": 4096, "global_batch_size": 512}, "target": {"time_to_train": "7d"},
+     "compute": {"accelerator": "h100-sxm"}},
     {"kind": "hpc", "application": {"class": "molecular_dynamics"}, "problem": {"size": "100k"}, "steps": 1000},
     {"kind": "hpc", "application": {"class": "cfd_lbm"}, "problem": {"size": "256^3"}, "steps": 100,
      "compute": {"gpus": 8}},
@@ -55,10 +58,12 @@ HOSTILE_SHAPES: list[Any] = [None, {}, [], [1, 2, 3], [0], [-1, 5], {"mean": 0},
 EVERY_VALUE = HOSTILE_NUMBERS + HOSTILE_TEXT + HOSTILE_SHAPES
 
 
-def base_intakes() -> list[dict[str, Any]]:
-    """The bundled examples (as the mappings their YAML holds) and the small intakes."""
-    out = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in EXAMPLES]
-    for d, p in zip(out, EXAMPLES, strict=True):
+def base_intakes(skip: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The bundled intakes (as the mappings their YAML holds; not the offer files) and the small
+    intakes; `skip` names examples (file stems) to leave out."""
+    paths = [p for p in EXAMPLES if p.stem not in skip and "\nkind:" in "\n" + p.read_text(encoding="utf-8")]
+    out = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in paths]
+    for d, p in zip(out, paths, strict=True):
         hf = (d.get("model") or {}).get("hf_config") if isinstance(d.get("model"), dict) else None
         if hf:
             d["model"]["hf_config"] = str(p.parent / hf)

@@ -113,13 +113,13 @@ def _cli_case(intake: dict[str, Any], rng: random.Random, tmp: Path) -> tuple[st
     return f"cli_exit_{result.exit_code}", ""
 
 
-def _worker(job: tuple[int, int, int, float, float, float]) -> list[tuple[str, str, float, str]]:
-    start, count, seed, timeout, cli_fraction, memory_gb = job
+def _worker(job: tuple[int, int, int, float, float, float, tuple[str, ...]]) -> list[tuple[str, str, float, str]]:
+    start, count, seed, timeout, cli_fraction, memory_gb, skip = job
     limit = int(memory_gb * 2**30)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     warnings.simplefilter("error")
     signal.signal(signal.SIGALRM, _alarm)
-    bases = base_intakes()
+    bases = base_intakes(skip)
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(start, start + count):
@@ -156,8 +156,10 @@ def main() -> None:
     ap.add_argument("--memory-gb", type=float, default=3.0)
     ap.add_argument("--chunk", type=int, default=250)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--skip", default="", help="comma-separated example stems to leave out (slow deadline searches)")
     a = ap.parse_args()
-    jobs = [(s, min(a.chunk, a.cases - s), a.seed, a.timeout, a.cli_fraction, a.memory_gb)
+    skip = tuple(x for x in a.skip.split(",") if x)
+    jobs = [(s, min(a.chunk, a.cases - s), a.seed, a.timeout, a.cli_fraction, a.memory_gb, skip)
             for s in range(0, a.cases, a.chunk)]
     t0 = time.perf_counter()
     outcomes: Counter[str] = Counter()
@@ -176,7 +178,8 @@ def main() -> None:
             print(f"\r{n * a.chunk:,}/{a.cases:,} cases, {time.perf_counter() - t0:.0f} s", end="", file=sys.stderr)
     print(file=sys.stderr)
     seconds.sort()
-    report = {"cases": sum(outcomes.values()), "seed": a.seed, "wall_s": round(time.perf_counter() - t0, 1),
+    report = {"cases": sum(outcomes.values()), "seed": a.seed, "skipped_examples": list(skip),
+              "wall_s": round(time.perf_counter() - t0, 1),
               "outcomes": dict(outcomes.most_common()),
               "bad": {k: v for k, v in outcomes.items() if k in BAD},
               "p50_s": seconds[len(seconds) // 2], "p99_s": seconds[int(len(seconds) * 0.99)], "max_s": seconds[-1],
