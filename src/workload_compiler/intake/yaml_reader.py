@@ -112,8 +112,12 @@ def read_text(path: str, where: str | None = None) -> str:
     p = Path(path)
     where = where or str(p)
     try:
-        if p.is_dir():
-            raise InputError(where, Described("a directory"), "a YAML intake file")
+        is_dir = p.is_dir()
+    except ValueError:   # a NUL byte in the path
+        raise InputError("FILE", path, "a path to a YAML intake file (this one holds a NUL character)") from None
+    if is_dir:
+        raise InputError(where, Described("a directory"), "a YAML intake file")
+    try:
         with p.open("rb") as f:
             data = f.read(MAX_BYTES + 1)
     except FileNotFoundError:
@@ -122,8 +126,6 @@ def read_text(path: str, where: str | None = None) -> str:
         raise InputError(where, Described("permission denied"), "a file this user may read") from None
     except OSError as exc:
         raise InputError(where, Described(f"cannot be read ({exc.strerror or exc})"), "a readable file") from None
-    except ValueError:   # a NUL byte in the path
-        raise InputError("FILE", path, "a path to a YAML intake file (this one holds a NUL character)") from None
     if len(data) > MAX_BYTES:
         raise InputError(where, Described(f"refused: more than {MAX_BYTES // 2**20} MiB"),
                          f"an intake of at most {MAX_BYTES // 2**20} MiB")

@@ -1,0 +1,83 @@
+"""The command line's contract: --version, help text for every option without placeholders,
+errors in the words of the command line (flags), and an exit code that agrees with the verdict."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from workload_compiler.cli import main as cli_main
+from workload_compiler.cli.main import app
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+runner = CliRunner()
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.startswith("wkc ") and result.stdout.split()[1][0].isdigit()
+
+
+@pytest.mark.parametrize("command", list(cli_main._COMMANDS))
+def test_every_option_has_help_and_no_placeholder(command: str) -> None:
+    result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    assert "<bool>" not in result.stdout
+    for line in result.stdout.splitlines():
+        cells = line.strip("│ ").split()
+        if cells and cells[0].startswith("--"):
+            words = [c for c in cells[1:] if not c.startswith("<") and not c.startswith("-")]
+            assert words, f"{command}: {cells[0]} has no help text"
+
+
+def test_the_command_list_shows_each_command_by_its_own_summary() -> None:
+    registered = {c.name: c.callback for c in app.registered_commands}   # the real commands (tests load all)
+    assert set(registered) == set(cli_main._COMMANDS)
+    for word, (_, summary) in cli_main._COMMANDS.items():
+        doc = inspect.getdoc(registered[word]) or ""
+        assert " ".join(doc.split("\n\n")[0].split()) == summary, word
+
+
+def test_fit_errors_name_the_flag() -> None:
+    result = runner.invoke(app, ["fit", "--power", "abc", "--rack-power", "40kW"])
+    assert result.exit_code == 2
+    assert "--power: 'abc' is not allowed" in result.stderr and "power_w" not in result.stderr
+    result = runner.invoke(app, ["fit", "--power", "2MW", "--rack-power", "40kW", "--model", "llama3-8bx"])
+    assert result.exit_code == 2 and "--model" in result.stderr and "did you mean 'llama3-8b'" in result.stderr
+
+
+def test_a_missed_target_is_a_warning_or_exit_3_with_strict() -> None:
+    gpt3 = str(EXAMPLES / "gpt3-175b-a100.yaml")   # 31.8 d goodput-adjusted against a 30 d target
+    result = runner.invoke(app, ["compile", gpt3, "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["verdict"] == "misses target"
+    assert "warning: feasible, misses its target" in result.stderr
+    strict = runner.invoke(app, ["compile", gpt3, "--json", "--strict"])
+    assert strict.exit_code == 3 and json.loads(strict.stdout)["verdict"] == "misses target"
+    met = runner.invoke(app, ["compile", str(EXAMPLES / "llama3.3-70b-chat.yaml"), "--strict", "--json"])
+    assert met.exit_code == 0 and json.loads(met.stdout)["verdict"] == "meets target"
+
+
+def test_infeasible_exits_3_and_still_prints_the_document(tmp_path: Path) -> None:
+    f = tmp_path / "w.yaml"
+    f.write_text("kind: training\nmodel: {preset: llama3-8b}\ncompute: {accelerator: a100-sxm-80gb, gpus: 64}\n"
+                 "facility: {rack_power: 1kW}\n", encoding="utf-8")
+    result = runner.invoke(app, ["compile", str(f), "--json"])
+    assert result.exit_code == 3
+    doc = json.loads(result.stdout)
+    assert doc["feasible"] is False and doc["verdict"] == "infeasible" and doc["binding_constraint"]
+    term = runner.invoke(app, ["compile", str(f)], env={"COLUMNS": "80"})
+    assert term.exit_code == 3 and "INFEASIBLE" in term.stdout.splitlines()[1]
+
+
+def test_plan_json_for_an_infeasible_workload_is_a_document(tmp_path: Path) -> None:
+    f = tmp_path / "w.yaml"
+    f.write_text("kind: training\nmodel: {preset: llama3.1-405b}\ncompute: {accelerator: h100-sxm, gpus: 8}\n",
+                 encoding="utf-8")
+    result = runner.invoke(app, ["plan", str(f), "--json"])
+    assert result.exit_code == 3
+    doc = json.loads(result.stdout)
+    assert doc["feasible"] is False and "memory" in doc["binding_constraint"]

@@ -1,0 +1,155 @@
+"""Every input is answered cleanly: pydantic's errors in the user's words (field, value, what is
+allowed, "did you mean"), bounds with their reasons, YAML limits, rates with a number in the
+denominator, and the result contract (finite numbers, Infeasible returned, the verdict)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workload_compiler import compile_workload
+from workload_compiler.errors import MISSING, InfeasibleError, InputError, Problem, shown
+from workload_compiler.intake.load import parse_workload, read_intake
+from workload_compiler.intake.yaml_reader import MAX_DEPTH, parse_yaml
+from workload_compiler.spine.finite import make_finite
+from workload_compiler.spine.result import SystemSpec
+from workload_compiler.units import parse_byte_rate, parse_rate
+
+TRAINING = {"kind": "training", "model": {"preset": "llama3-8b"},
+            "training": {"tokens": "1T", "seq_len": 8192, "global_batch_size": 128}, "compute": {"gpus": 64}}
+
+
+def error_of(data: Any) -> InputError:
+    with pytest.raises(InputError) as info:
+        parse_workload(data)
+    return info.value
+
+
+@pytest.mark.parametrize(("text", "per_s"), [("20/s", 20.0), ("20/2s", 10.0), ("1200/min", 20.0), ("5/h", 5 / 3600),
+                                             ("3/0.5s", 6.0), ("7", 7.0)])
+def test_rates_read_the_number_in_the_denominator(text: str, per_s: float) -> None:
+    assert parse_rate(text) == pytest.approx(per_s)
+
+
+@pytest.mark.parametrize(("text", "bytes_per_s"), [("100GB/2s", 50e9), ("250GB/s", 250e9), ("9TB/h", 9e12 / 3600),
+                                                   ("2GiB/s", 2 * 2**30)])
+def test_byte_rates_read_the_number_in_the_denominator(text: str, bytes_per_s: float) -> None:
+    assert parse_byte_rate(text) == pytest.approx(bytes_per_s)
+
+
+def test_a_zero_denominator_is_refused() -> None:
+    with pytest.raises(InputError, match="positive time in the denominator"):
+        parse_rate("5/0s")
+
+
+def test_unknown_key_gets_did_you_mean_and_the_keys() -> None:
+    e = error_of({**TRAINING, "compte": {}})
+    assert str(e).startswith("compte: unknown key; did you mean 'compute'? the keys of the intake:")
+    e = error_of({**TRAINING, "training": {"tokns": "1T"}})
+    assert e.field == "training.tokns" and "did you mean 'tokens'?" in str(e)
+
+
+def test_unknown_choice_gets_did_you_mean_and_the_choices() -> None:
+    e = error_of({**TRAINING, "training": {"precision": "bf61"}})
+    assert str(e).startswith("training.precision: 'bf61' is not allowed; did you mean 'bf16'? one of: bf16, ")
+    assert error_of({"kind": "trainng"}).allowed.startswith("did you mean 'training'?")
+
+
+def test_every_problem_is_listed_without_pydantic_internals() -> None:
+    e = error_of({"kind": "inference", "model": {"preset": "llama3-8b"},
+                  "serving": {"input_tokens": "abc", "weights": "fp9", "bogus": 1}})
+    fields = [p.field for p in e.problems]
+    assert fields == ["serving.weights", "serving.input_tokens", "serving.bogus"]
+    text = str(e)
+    for leak in ("function-before", "lambda", "NoneType", "Extra inputs are not permitted", "Input should be"):
+        assert leak not in text
+
+
+def test_a_union_field_is_answered_by_the_member_the_value_looks_like() -> None:
+    e = error_of({"kind": "inference", "model": {"preset": "llama3-8b"}, "serving": {"input_tokens": {"mean": -1}}})
+    assert [(p.field, p.value) for p in e.problems] == [("serving.input_tokens.mean", -1)]
+
+
+def test_bounds_name_their_reason() -> None:
+    e = error_of({**TRAINING, "compute": {"gpus": 10**7}})
+    assert e.field == "compute.gpus" and "at most 1,048,576" in e.allowed and "largest cluster" in e.allowed
+    e = error_of({**TRAINING, "model": {"params": "1e30"}})
+    assert e.field == "model.params" and "at most" in e.allowed
+
+
+@pytest.mark.parametrize(("section", "key", "value"), [
+    ("training", "seq_len", 10**12), ("training", "tokens", "1e30"), ("model", "layers", 10**6),
+    ("facility", "power", "1e30W"), ("facility", "pue", ".inf"), ("fabric", "oversubscription", math.inf),
+    ("storage", "token_bytes", math.nan), ("reliability", "failures_per_gpu_day", 5.0),
+])
+def test_out_of_range_is_bad_input_not_an_infeasible_answer(section: str, key: str, value: Any) -> None:
+    data = {**TRAINING, section: {**TRAINING.get(section, {}), key: value}}   # type: ignore[dict-item]
+    assert error_of(data).field == f"{section}.{key}"
+
+
+def test_zero_tokens_in_or_out_is_refused_where_it_would_divide() -> None:
+    for key in ("input_tokens", "output_tokens"):
+        e = error_of({"kind": "inference", "model": {"preset": "llama3-8b"}, "serving": {key: 0}})
+        assert e.field == f"serving.{key}" and "at least 1" in e.allowed
+
+
+def test_a_value_is_shown_short_and_never_expanded() -> None:
+    assert shown(list(range(10**6))) == "a list of 1000000 item(s)"
+    assert len(shown("x" * 10_000)) <= 60
+    assert str(Problem("kind", MISSING, "required")) == "kind: missing; required"
+
+
+def test_duplicate_keys_are_refused_with_their_lines() -> None:
+    with pytest.raises(InputError, match=r"'compute' given twice \(lines 2 and 3\)"):
+        parse_yaml("kind: training\ncompute: {gpus: 8}\ncompute: {gpus: 16}\n")
+
+
+def test_alias_expansion_and_depth_are_bounded() -> None:
+    bomb = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{c}: &{c} [{','.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True))
+    with pytest.raises(InputError, match="after aliases are expanded"):
+        parse_yaml(bomb)
+    with pytest.raises(InputError, match=f"deeper than {MAX_DEPTH}"):
+        parse_yaml("k: " + "[" * 5000 + "]" * 5000)
+    assert parse_yaml("a: &x {b: 1}\nc: *x\n") == {"a": {"b": 1}, "c": {"b": 1}}   # ordinary aliases still work
+
+
+def test_file_errors_name_the_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        read_intake(tmp_path / "missing.yaml")
+    with pytest.raises(InputError, match="a directory"):
+        read_intake(tmp_path)
+    (tmp_path / "bin.yaml").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(InputError, match="not UTF-8"):
+        read_intake(tmp_path / "bin.yaml")
+
+
+def test_infeasible_is_returned_never_raised() -> None:
+    # an HDR A100 hall at 1 kW a rack holds no node: the facility pass is infeasible
+    spec = compile_workload({**TRAINING, "compute": {"accelerator": "a100-sxm-80gb", "gpus": 64},
+                             "facility": {"rack_power": "1kW"}})
+    assert spec.feasible is False and spec.binding_constraint and spec.verdict == "infeasible"
+
+
+def test_a_non_finite_value_becomes_null_with_its_reason() -> None:
+    spec = SystemSpec(kind="training", name=None, feasible=False, binding_constraint="memory: no layout fits",
+                      alternatives=[{"name": "x", "time_to_train_s": math.inf, "feasible": False, "binding": "cap"}])
+    make_finite(spec)
+    assert spec.alternatives[0]["time_to_train_s"] is None
+    assert spec.unreachable == {"alternatives[].time_to_train_s": "not reached: cap"}
+    json.dumps(spec.model_dump(mode="json"), allow_nan=False)
+
+
+def test_a_default_inference_intake_is_finite_everywhere() -> None:
+    spec = compile_workload({"kind": "inference", "model": {"preset": "llama3.1-8b"}})
+    assert spec.feasible and not spec.unreachable
+    front = spec.inference.pareto_front  # type: ignore[union-attr]
+    assert front and all(p.ttft_s is not None and math.isfinite(p.ttft_s) for p in front)
+
+
+def test_inner_infeasible_error_is_still_an_error_class_of_ours() -> None:
+    assert issubclass(InfeasibleError, Exception) and InfeasibleError("x", "y").exit_code == 3
