@@ -44,6 +44,15 @@ out = _LazyConsole(stderr=False)
 err = _LazyConsole(stderr=True)
 
 
+def print_json(doc: Any) -> None:
+    """A document on stdout as strict JSON: no Infinity or NaN (an unreachable value is null)."""
+    import json
+
+    from ..spine.finite import finite_json
+
+    print(json.dumps(finite_json(doc), indent=2, allow_nan=False))
+
+
 def _say(label: str, style: str, message: str) -> None:
     from rich.text import Text
 

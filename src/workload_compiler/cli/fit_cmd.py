@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
@@ -15,7 +14,7 @@ from ..intake.training import TrainingRun
 from ..report.format import format_value
 from ..spine.reverse import DEFAULT_SYSTEMS, fit_model_in_hall
 from ..units import parse_count, parse_duration
-from .common import out, user_errors
+from .common import out, print_json, user_errors
 
 # model fields -> this command's options, so an error names what the user typed
 FLAGS = {"power_w": "--power", "hall.power_w": "--power", "rack_power_w": "--rack-power",
@@ -55,7 +54,7 @@ def fit_command(
                                  model=ModelIntake(preset=model) if model else None, training=run,
                                  deadline_s=parse_duration(deadline, "--deadline") if deadline else None)
     if as_json:
-        print(json.dumps({"hall": hall.model_dump(mode="json"), "systems": rows}, indent=2))
+        print_json({"hall": hall.model_dump(mode="json"), "systems": rows})
         return
     table = Table(title=f"Hall: {format_value('power_w', hall.power_w)} ({basis}), "
                         f"{format_value('rack_power_w', hall.rack_power_w)}/rack, {cooling}")

@@ -8,7 +8,6 @@ is infeasible (nothing to hold the offers against).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,7 +19,7 @@ from ..errors import InputError
 from ..intake.infrastructure import InfrastructureIntake
 from ..intake.load import load_workload, read_intake
 from ..intake.offers import OffersFile
-from .common import out, user_errors
+from .common import out, print_json, user_errors
 
 
 def _offers(path: Path) -> OffersFile:
@@ -53,7 +52,7 @@ def supply_command(
 
         result = supply_check(spec, intake, offered.offers, rules, catalog, on_offer, access_given)
     if as_json:
-        print(json.dumps(result.model_dump(mode="json"), indent=2))
+        print_json(result.model_dump(mode="json"))
     elif as_md:
         from ..report.supply import supply_markdown
         print(supply_markdown(result))

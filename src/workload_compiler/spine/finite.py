@@ -9,11 +9,12 @@ with the value None); this pass catches the rest, so JSON output never holds Inf
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from .result import SystemSpec
+if TYPE_CHECKING:
+    from .result import SystemSpec
 
 NOT_FINITE = "no finite value: the model's formula diverges for this input (a zero rate or an unbounded wait)"
 
@@ -71,7 +72,7 @@ def make_finite(spec: SystemSpec) -> SystemSpec:
     """The spec with no inf or NaN left; what was replaced is listed in `spec.unreachable`."""
     found: dict[str, str] = {}
     why = _reason(spec)
-    for name in SystemSpec.model_fields:
+    for name in type(spec).model_fields:
         if name in ("unreachable", "provenance"):
             continue
         item = getattr(spec, name)
