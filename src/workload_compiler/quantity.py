@@ -45,6 +45,14 @@ def quantity(unit: Unit, description: str = "", *, headline: bool = False, **kwa
     return Field(description=description or None, json_schema_extra=extra, **kwargs)
 
 
+def quantity_in(unit_field: str, description: str = "", *, headline: bool = False, **kwargs: Any) -> Any:
+    """A number whose unit differs row by row and is held in a sibling field (`unit_field`), e.g.
+    an acceptance target in B/s or FLOP/s beside `unit`."""
+    extra = _extra(kwargs, headline)
+    extra["unit_field"] = unit_field
+    return Field(description=description or None, json_schema_extra=extra, **kwargs)
+
+
 def info(description: str = "", *, headline: bool = False, **kwargs: Any) -> Any:
     """A pydantic Field for a value without a unit (text, a flag, a choice): its description, and
     whether the concise report shows it."""
@@ -65,9 +73,15 @@ def unit_of(model: type[BaseModel] | BaseModel, field: str) -> str | None:
     return str(unit) if unit is not None else None
 
 
+def unit_field_of(model: type[BaseModel] | BaseModel, field: str) -> str | None:
+    """The sibling field that holds this field's unit (see `quantity_in`), or None."""
+    name = _schema_extra(model, field).get("unit_field")
+    return str(name) if name is not None else None
+
+
 def is_headline(model: type[BaseModel] | BaseModel, field: str) -> bool:
     """Whether the concise report shows this field."""
     return bool(_schema_extra(model, field).get("headline"))
 
 
-__all__ = ["UNITS", "Unit", "info", "is_headline", "quantity", "unit_of"]
+__all__ = ["UNITS", "Unit", "info", "is_headline", "quantity", "quantity_in", "unit_field_of", "unit_of"]

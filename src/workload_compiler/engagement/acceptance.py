@@ -29,7 +29,7 @@ from ..hpc.roofline import compute_rate
 from ..perf import collectives as coll
 from ..perf.efficiency import HBM_EFFICIENCY, gemm_efficiency
 from ..perf.fitted import FITTED
-from ..quantity import Unit
+from ..quantity import Unit, quantity, quantity_in
 from ..spine.doc import Doc
 from .view import get_path, number
 
@@ -47,13 +47,13 @@ PRECISIONS = ("bf16", "fp16", "fp8", "fp4", "tf32")
 class AcceptanceTarget(Doc):
     test: str
     tier: str | None = None
-    ranks: int | None = None
-    message_bytes: float | None = Field(default=None, description="B")
+    ranks: int | None = quantity("count", "ranks (GPUs) the test runs on", default=None)
+    message_bytes: float | None = quantity("B", "message size", default=None)
     precision: str | None = None
-    expected: float = Field(description="pass when the measurement is at least this (unit in `unit`)")
+    expected: float = quantity_in("unit", "pass when the measurement is at least this (unit in `unit`)")
     unit: Unit
-    peak: float | None = Field(default=None, description="the line rate or datasheet peak it is a fraction of")
-    fraction_of_peak: float | None = None
+    peak: float | None = quantity_in("unit", "the line rate or datasheet peak it is a fraction of", default=None)
+    fraction_of_peak: float | None = quantity("fraction", "expected / peak", default=None)
     fraction_source: str
     sized_for: str = Field(description="what in the sizing this rate stands for")
     tool: str

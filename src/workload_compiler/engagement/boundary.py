@@ -15,6 +15,7 @@ from pydantic import Field
 
 from ..errors import InputError
 from ..intake.boundary import BoundaryCellIntake, BoundaryIntake
+from ..quantity import quantity
 from ..software.data import SoftwareData, software_data
 from ..spine.doc import Doc
 
@@ -38,7 +39,7 @@ class OperatingBoundary(Doc):
     functions: list[str]
     actors: list[str]
     cells: list[BoundaryCell]
-    status_counts: dict[str, int]
+    status_counts: dict[str, int] = quantity("count", "cells by status")
     contractual_model: str
     note: str = "These are target operating boundaries, not available service tiers. Actual responsibilities " \
                 "are confirmed only after the contractual chain is defined."

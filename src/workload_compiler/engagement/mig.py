@@ -36,19 +36,19 @@ COMPUTE_SLICES, MEMORY_SLICES = 7, 8
 
 class MigProfile(Doc):
     profile: str
-    compute_slices: int
-    memory_slices: int
-    max_instances: int
+    compute_slices: int = quantity("count", "compute slices (of 7)")
+    memory_slices: int = quantity("count", "memory slices (of 8)")
+    max_instances: int = quantity("count", "instances of this profile per GPU")
     memory_bytes: float = quantity("B", "usable memory of the slice (engine memory fraction applied)")
     fits: bool
     why: str
-    replicas_per_gpu: int
+    replicas_per_gpu: int = quantity("count", "model replicas one GPU holds in this profile")
     throughput_tokens_per_s: float | None = quantity("tokens/s", "one slice's served output tokens/s", default=None)
     ttft_s: float | None = quantity("s", "prefill time on the slice", default=None)
     tpot_s: float | None = quantity("s", "time per output token on the slice", default=None)
-    gpus_needed: int | None = None
+    gpus_needed: int | None = quantity("count", "GPUs the load needs in this profile", default=None)
     cost_usd_per_hour: float | None = quantity("USD/h", "GPUs x GPU-hour", default=None)
-    slices_needed: int | None = None
+    slices_needed: int | None = quantity("count", "slices the load needs", default=None)
     fractional_gpus: float | None = quantity("1", "slices x the share of a GPU one slice holds", default=None)
     cost_usd_per_hour_fractional: float | None = quantity("USD/h", "billed per slice: fractional GPUs x GPU-hour",
                                                           default=None)
@@ -59,11 +59,11 @@ class MigSection(Doc):
     supported: bool
     source: str
     replica_memory_bytes: float | None = quantity("B", "what one replica needs", default=None)
-    gpus_whole: int | None = None
+    gpus_whole: int | None = quantity("count", "GPUs the load needs without MIG", default=None)
     cost_usd_per_hour_whole: float | None = quantity("USD/h", "the sized fleet of whole GPUs", default=None)
     profiles: list[MigProfile] = Field(default_factory=list)
     best_profile: str | None = None
-    gpus_with_mig: int | None = None
+    gpus_with_mig: int | None = quantity("count", "GPUs the load needs with the best profile", default=None)
     cost_usd_per_hour_with_mig: float | None = quantity("USD/h", "the fleet partitioned at the best profile",
                                                         default=None)
     saving_fraction: float | None = quantity("1", "1 - MIG cost / whole-GPU cost", default=None)

@@ -39,7 +39,7 @@ class PartLoad(Doc):
     hardware: bool
     rate_per_gpu_day: float = quantity("1", "failures per GPU per day")
     failures_per_week: float = quantity("count", "expected failures of this part per week on the fleet")
-    spares: int | None = Field(default=None, description="spares for one restore window at the service level")
+    spares: int | None = quantity("count", "spares for one restore window at the service level", default=None)
     rma_per_year: float | None = quantity("count", "parts returned per year", default=None)
     source: str
     spares_actor: str | None = None
@@ -55,7 +55,7 @@ class ActorLoad(Doc):
 
 
 class OperationsLoad(Doc):
-    fleet_gpus: int
+    fleet_gpus: int = quantity("count", "GPUs of the fleet")
     failure_rate_per_gpu_day: float = quantity("1", "unexpected interruptions per GPU per day")
     failure_rate_source: str
     mix_source: str = Field(description="where the split of failures by part comes from")
@@ -68,9 +68,9 @@ class OperationsLoad(Doc):
     on_call_time_per_week_s: float | None = quantity("s", "incidents x triage time (None until triage time is stated)",
                                                     default=None)
     rma_per_year: float = quantity("count", "hardware parts returned per year")
-    spares_total: int
+    spares_total: int = quantity("count", "spares of every part")
     by_actor: list[ActorLoad]
-    undefined_responsibilities: int = Field(description="spares/RMA/incident cells of loaded layers still TO DEFINE")
+    undefined_responsibilities: int = quantity("count", "spares/RMA/incident cells of loaded layers still TO DEFINE")
     notes: list[str] = Field(default_factory=list)
 
 

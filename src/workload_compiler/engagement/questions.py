@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..catalog.loader import package_yaml
+from ..quantity import quantity
 from ..reliability import goodput
 from ..spine.doc import Doc
 from .operations import OperationsLoad, poisson_spares
@@ -39,14 +40,14 @@ class Question(Doc):
     status: str = Field(description="to_measure | assumed | open decision")
     topic: Topic
     effect: str = Field(description="what the answer moves, in words and numbers")
-    effect_size: float | None = Field(default=None, description="relative change of the result it moves (0.05 = 5%)")
+    effect_size: float | None = quantity("fraction", "relative change of the result it moves (0.05 = 5%)", default=None)
 
 
 class LearningStep(Doc):
     path: str
     title: str
     why: str
-    questions: int
+    questions: int = quantity("count", "questions on this step")
 
 
 class NextQuestions(Doc):

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import Field
 
 from ..intake.boundary import BoundaryIntake, SubstitutionRules
-from ..quantity import Unit
+from ..quantity import Unit, quantity_in
 from ..software.data import SoftwareData, software_data
 from ..spine.doc import Doc
 from ..units import format_bytes_decimal, format_power
@@ -25,7 +25,7 @@ from .view import get_path, number, section_dict, time_to_result_s
 class ScopeEntry(Doc):
     resource: str
     layer: str
-    quantity: float | None = None
+    quantity: float | None = quantity_in("unit", "how much of the resource", default=None)
     unit: Unit | None = None
     exclusive: bool
     why: str

@@ -21,7 +21,7 @@ from ..catalog.loader import Catalog
 from ..errors import InputError
 from ..intake.pins import intake_keys
 from ..intake.sheet import MeasuredEntry, SheetIntake
-from ..quantity import Unit
+from ..quantity import Unit, quantity, quantity_in
 from ..spine.doc import Doc
 from .measurement import ARTICLE_RULE, measured_on, sized_machine
 from .view import get_path, section_dict
@@ -33,7 +33,7 @@ class SheetRow(Doc):
     section: str
     item: str
     key: str | None = Field(default=None, description="the intake key that sets it")
-    value: float | str | bool | None = None
+    value: float | str | bool | None = quantity_in("unit", "the number, word or flag", default=None)
     unit: Unit | None = Field(default=None, description="unit of value (SI base), when a number")
     status: RowStatus
     why: str | None = Field(default=None, description="why assumed, the formula if derived, or what to measure")
@@ -47,11 +47,11 @@ class WorkloadSheet(Doc):
     """The article's sheet: every number with its status; the open ones become questions."""
 
     rows: list[SheetRow]
-    known: int
-    to_measure: int
-    assumed: int
-    measured: int
-    derived: int
+    known: int = quantity("count", "rows known")
+    to_measure: int = quantity("count", "rows to measure")
+    assumed: int = quantity("count", "rows assumed")
+    measured: int = quantity("count", "rows measured")
+    derived: int = quantity("count", "rows derived")
     rule: str = ARTICLE_RULE
 
 

@@ -26,6 +26,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from ..quantity import quantity
 from ..units import Seconds
 from .common import Strict
 
@@ -67,11 +68,11 @@ class SubstitutionRules(Strict):
 
     accelerators: list[str] = Field(default_factory=list, description="catalog ids acceptable besides the sized one")
     vendors: list[str] = Field(default_factory=list, description="accelerator vendors acceptable (any of their parts)")
-    max_time_increase: float | None = Field(default=None, ge=0, description="fraction: 0.1 = 10% longer")
-    max_power_increase: float | None = Field(default=None, ge=0, description="fraction of IT power")
+    max_time_increase: float | None = quantity("fraction", "0.1 = 10% longer", default=None, ge=0)
+    max_power_increase: float | None = quantity("fraction", "of IT power", default=None, ge=0)
     fabric_technologies: list[str] = Field(default_factory=list, description="e.g. infiniband, roce, ethernet")
-    max_oversubscription: float | None = Field(default=None, ge=1)
-    min_scale_up_domain_gpus: int | None = Field(default=None, ge=1)
+    max_oversubscription: float | None = quantity("1", "leaf down:up ratio at most", default=None, ge=1)
+    min_scale_up_domain_gpus: int | None = quantity("count", "GPUs per scale-up domain at least", default=None, ge=1)
     owner: str | None = None
 
 

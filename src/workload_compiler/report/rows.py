@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..provenance import Provenance
-from ..quantity import is_headline, unit_of
+from ..quantity import is_headline, unit_field_of, unit_of
 from .format import format_quantity
 
 # Key endings a label drops when the field's declared unit is shown with the value anyway.
@@ -69,7 +69,10 @@ def _fields(model: BaseModel) -> Iterator[tuple[str, Any, str | None, bool]]:
         info = cls.model_fields[name]
         if info.exclude:
             continue
-        yield name, getattr(model, name), unit_of(cls, name), is_headline(cls, name)
+        sibling = unit_field_of(cls, name)
+        unit = unit_of(cls, name) or (str(getattr(model, sibling)) if sibling and getattr(model, sibling, None)
+                                      else None)
+        yield name, getattr(model, name), unit, is_headline(cls, name)
     for name, value in (model.model_extra or {}).items():
         yield name, value, None, False
 

@@ -127,6 +127,11 @@ class LayoutSummary(Doc):
     mfu: float | None = quantity("fraction", "model FLOPs utilization", default=None)
     memory_per_gpu_bytes: float | None = quantity("B", "memory per GPU", default=None)
     memory_breakdown_bytes: dict[str, float] | None = quantity("B", "memory per GPU by term", default=None)
+    first_stage_layers: int | None = quantity("count", "decoder layers on the first pipeline stage", default=None)
+    middle_stage_layers: int | None = quantity("count", "decoder layers on the busiest middle stage", default=None)
+    last_stage_layers: int | None = quantity("count", "decoder layers on the last pipeline stage", default=None)
+    middle_stage_mtp: int | None = quantity("count", "multi-token-prediction layers on a middle stage", default=None)
+    pipeline_layout: str | None = info("a Megatron-Core --pipeline-model-parallel-layout", default=None)
 
 
 class SearchSummary(Doc):
