@@ -84,7 +84,10 @@ def _leaves(data: Any, prefix: str = "") -> list[str]:
 def _value_like(original: Any, rng: random.Random) -> Any:
     """A hostile value, often of the original's own kind (a number for a number)."""
     if rng.random() < 0.75 and isinstance(original, int | float) and not isinstance(original, bool):
-        scaled = original * rng.choice([2, 3, 0.5, 0.1, 7, 10, 100, 1000, 1e-3, 1e6, 10 ** rng.randint(7, 30)])
+        try:
+            scaled = original * rng.choice([2, 3, 0.5, 0.1, 7, 10, 100, 1000, 1e-3, 1e6, 10 ** rng.randint(7, 30)])
+        except OverflowError:   # an integer beyond a float's range times a float
+            scaled = original * 10
         plausible = [scaled, int(scaled) if isinstance(original, int) else scaled, original + 1,
                      max(1, original - 1), rng.randint(1, 2**rng.randint(1, 40))]
         return rng.choice(plausible * 3 + [-original, *HOSTILE_NUMBERS])

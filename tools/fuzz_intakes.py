@@ -125,8 +125,12 @@ def _worker(job: tuple[int, int, int, float, float, float, tuple[str, ...]]) -> 
         for i in range(start, start + count):
             rng = random.Random(seed * 1_000_003 + i)
             base = rng.choice(bases)
-            intake = (mutate_valid(base, rng, rng.choice([1, 2, 3, 4])) if rng.random() < 0.5
-                      else mutate(base, rng, rng.choice([1, 1, 1, 2, 2, 3])))
+            try:
+                intake = (mutate_valid(base, rng, rng.choice([1, 2, 3, 4])) if rng.random() < 0.5
+                          else mutate(base, rng, rng.choice([1, 1, 1, 2, 2, 3])))
+            except Exception as exc:   # the generator's own failure is not a case
+                out.append(("generator_error", type(exc).__name__, 0.0, ""))
+                continue
             cli = rng.random() < cli_fraction
             t0 = time.perf_counter()
             signal.setitimer(signal.ITIMER_REAL, timeout)
@@ -175,7 +179,7 @@ def main() -> None:
                     key = f"{outcome}: {detail}"
                     sites[key] += 1
                     samples.setdefault(key, sample)
-            print(f"\r{n * a.chunk:,}/{a.cases:,} cases, {time.perf_counter() - t0:.0f} s", end="", file=sys.stderr)
+            print(f"{n * a.chunk:,}/{a.cases:,} cases, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     seconds.sort()
     report = {"cases": sum(outcomes.values()), "seed": a.seed, "skipped_examples": list(skip),
