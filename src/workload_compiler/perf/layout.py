@@ -95,11 +95,18 @@ class TrainingSetup:
     # Fused (FlashAttention-style) attention core. False = the pre-2022 unfused path: QK^T and AV as
     # batched GEMMs plus a memory-bound softmax/dropout over the s x s scores (Megatron-LM 2021-22).
     flash_attention: bool = True
+    # Speed of the fused attention kernel relative to FlashAttention-2-class kernels (FA2, FA3, cuDNN
+    # fused attention): 0.5 for FlashAttention-1-era kernels (perf/step_time.py FA1_RELATIVE_SPEED).
+    attention_relative_speed: float = 1.0
+    grad_reduce_bytes: float = 4.0      # bytes per gradient element in the data-parallel reduction
     # MoE routing: dropless (Megatron-Core's default: token counts go to the host every layer to size
     # the grouped GEMMs) or a capacity factor (fixed shapes); the load of the busiest expert rank
     # over the mean (1.0 = the force-balanced routing of benchmark tables).
     moe_dropless: bool = True
     moe_load_imbalance: float = 1.0
+    # Tensor-parallel collectives split into chunks and run under the GEMMs they feed (Megatron-Core
+    # --tp-comm-overlap with Transformer Engine userbuffers; torchtitan AsyncTP); False: in series.
+    tp_comm_overlap: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
