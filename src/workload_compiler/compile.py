@@ -20,6 +20,7 @@ from .intake.inference import InferenceWorkload
 from .intake.load import load_workload, parse_workload, read_intake, workload_model
 from .intake.pins import apply_pins
 from .intake.training import TrainingWorkload
+from .measure.apply import bind_measurements
 from .spine.result import SystemSpec
 from .spine.serving import compile_hpc_spec, compile_inference_spec
 from .spine.training import compile_training
@@ -40,14 +41,17 @@ def as_workload(intake: Intake) -> BaseModel:
 
 def compile_workload(workload: Intake, catalog: Catalog | None = None) -> SystemSpec:
     """Dispatch on the workload's kind. Infeasible workloads come back with `feasible=False`."""
-    cat = catalog or load_catalog()
     w = as_workload(workload)
+    # Measurements are checked against the machines this intake sizes (a measurement of another is
+    # refused) and applied through the catalog's hardware view to their own machine only.
+    bound = bind_measurements(w, catalog or load_catalog())
+    cat = bound.catalog
     if isinstance(w, TrainingWorkload):
-        return compile_training(w, cat)
+        return bound.annotate(compile_training(w, cat))
     if isinstance(w, InferenceWorkload):
-        return compile_inference_spec(w, cat)
+        return bound.annotate(compile_inference_spec(w, cat))
     if isinstance(w, HpcWorkload):
-        return compile_hpc_spec(w, cat)
+        return bound.annotate(compile_hpc_spec(w, cat))
     raise InputError("kind", getattr(w, "kind", None), "one of: training, inference, hpc")
 
 

@@ -12,6 +12,7 @@ from pydantic import Field
 
 from ..units import Bytes, BytesPerSecond, Count, Seconds, Watts
 from .common import Strict
+from .measured import MeasuredIntake
 
 
 class FabricIntake(Strict):
@@ -61,3 +62,5 @@ class InfrastructureIntake(Strict):
     reliability: ReliabilityIntake = Field(default_factory=ReliabilityIntake)
     software: SoftwareIntake = Field(default_factory=SoftwareIntake)
     facility: FacilityIntake = Field(default_factory=FacilityIntake)
+    measured: MeasuredIntake = Field(default_factory=MeasuredIntake,
+                                     description="measured values, each bound to the machine it was taken on")

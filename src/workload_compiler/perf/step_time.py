@@ -120,9 +120,10 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     peak, bytes_el = gemm_precision(setup, hw)
     s = layer_shapes(a)
 
+    e_max, t0 = hw.measured.gemm_constants(setup.precision, k.gemm_e_max, k.gemm_kernel_overhead_s)
+
     def gemm(flops: FloatArray) -> FloatArray:            # one kernel
-        return gemm_time_s(flops, peak_flops=peak, e_max=k.gemm_e_max,
-                           kernel_overhead_s=k.gemm_kernel_overhead_s)
+        return gemm_time_s(flops, peak_flops=peak, e_max=e_max, kernel_overhead_s=t0)
 
     def mlp(rows: FloatArray, ffn: float, split: FloatArray) -> FloatArray:   # up (+gate) and down
         return np.asarray(gemm(2 * rows * h * s.up * ffn / split) + gemm(2 * rows * h * ffn / split))
@@ -170,7 +171,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     passes = 3.0 + full + sac * op_sac_recompute_fraction(a)
     compute_mb = passes * layers * layer_gemm + 3.0 * head / pp + core_passes * layers * core
     memory_mb = memory_bound_s((3.0 + full + sac) * layers * layer_bytes + layers * scores + loss_bytes / pp,
-                               hw.hbm_bandwidth_bytes_per_s)
+                               hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)
     # TP: per layer 2 all-reduces forward, 2 backward, +2 under full recompute (with SP each is a
     # reduce-scatter + all-gather of the same bytes); a fitted share stays exposed.
     tp_mb = k.tp_exposed * layers * (4.0 + 2.0 * full) * coll.group_all_reduce_s(tok * h * 2.0, tp, 1, hw)
@@ -245,5 +246,5 @@ def _data_parallel(a: ModelArch, layout: Layout, hw: Hardware, t_mb: FloatArray,
     shard_dense = np.where(zero >= 1, n_dense, 1.0)
     shard_exp = np.where(zero >= 1, n_exp, 1.0)
     optimizer = memory_bound_s(ADAM_BYTES_PER_PARAM * (dense / shard_dense + expert / shard_exp),
-                               hw.hbm_bandwidth_bytes_per_s)
+                               hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)
     return np.asarray(exposed), np.asarray(optimizer)
