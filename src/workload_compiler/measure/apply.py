@@ -186,14 +186,18 @@ def bind(w: Any, catalog: Catalog, library: list[tuple[str, str, MeasuredValue]]
     return Bound(catalog=cat, sized=sized, entries=tuple(entries), calibration_files=calibration_files)
 
 
-def _applies(e: Entry, sized: SizedMachines, spec: SystemSpec, precision: str | None) -> tuple[bool, str]:
+def _applies(e: Entry, bound: Bound, spec: SystemSpec, precision: str | None) -> tuple[bool, str]:
     """(applied to this result, why not when not)."""
+    sized = bound.sized
     compute = spec.compute if isinstance(spec.compute, dict) else (
         spec.compute.model_dump() if spec.compute is not None else {})
     on = {"accelerator": compute.get("accelerator"), "node": compute.get("system")}.get(e.spec.kind)
     if e.spec.kind == "cpu":
-        return False, ("recorded with the workload: no input of this model is a CPU rate; a data-pipeline "
-                       "stage sizing loader cores on this CPU model reads it")
+        system = compute.get("system")
+        host = bound.catalog.systems[system].cpu if system in bound.catalog.systems else ""
+        return False, ("recorded with the workload: no input of this model is a CPU rate"
+                       + (f" (the sized node {system} has {host})" if host else "")
+                       + "; a data-pipeline stage sizing loader cores on this CPU model reads it")
     if on is not None and on != e.machine_id:
         return False, f"not used in the result: it sizes {on}, this value is of {e.machine_id}"
     if sized.archetype not in e.spec.read_by:
@@ -215,7 +219,7 @@ def annotate(spec: SystemSpec, bound: Bound) -> SystemSpec:
     out: list[MeasuredEntry] = []
     applied: list[Entry] = []
     for e in bound.entries:
-        ok, why = _applies(e, bound.sized, spec, precision)
+        ok, why = _applies(e, bound, spec, precision)
         if e.origin != "intake" and not ok and e.spec.kind != "cpu":
             continue   # a library file for another machine: not part of this compile
         trace.measured(f"measured.{e.key}", e.value.value, e.value.describe(),
