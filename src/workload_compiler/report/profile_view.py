@@ -3,6 +3,8 @@ machine, the values a sheet takes, and what the exercise does not predict. Compu
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
@@ -10,9 +12,11 @@ from rich.table import Table
 from ..measure.profile import ProfileResult
 from ..units import format_bytes_binary, format_bytes_decimal, format_duration
 
-_RATE = {"B/s": lambda v: f"{format_bytes_decimal(v)}/s", "records/s": lambda v: f"{v:,.0f} records/s",
+_RATE: dict[str, Callable[[float], str]] = {
+    "B/s": lambda v: f"{format_bytes_decimal(v)}/s", "records/s": lambda v: f"{v:,.0f} records/s",
          "FLOP/s": lambda v: f"{v / 1e9:,.2f} GFLOP/s"}
-_WORK = {"B": format_bytes_decimal, "records": lambda v: f"{v:,.0f}", "FLOP": lambda v: f"{v / 1e9:,.2f} GFLOP"}
+_WORK: dict[str, Callable[[float], str]] = {
+    "B": format_bytes_decimal, "records": lambda v: f"{v:,.0f}", "FLOP": lambda v: f"{v / 1e9:,.2f} GFLOP"}
 
 
 def _ms(s: float) -> str:
@@ -45,7 +49,8 @@ def render_profile(r: ProfileResult, console: Console) -> None:
              else "[yellow]page cache could not be dropped: reads may come from memory[/]")
     warm = ", ".join(f"{f} {_ms(s)}" for f, s in r.warm_read_s.items())
     console.print(f"data set ({ds.source}{'' if ds.seed is None else f', seed {ds.seed}'}): {sizes}\n"
-                  f"{cache}; {r.warmup}; one warm read for contrast: {warm}\nwall time {r.wall_s:.1f} s", highlight=False)
+                  f"{cache}; {r.warmup}; one warm read for contrast: {warm}\nwall time {r.wall_s:.1f} s",
+                  highlight=False)
     values = Table(title=f"measured values (bound to cpu {m.cpu_model!r}; `--into FILE` writes them)")
     for col in ("field", "value", "± stdev", "unit"):
         values.add_column(col)
