@@ -250,7 +250,7 @@ def read_library(directory: Path) -> tuple[list[tuple[str, str, MeasuredValue]],
     import yaml
     from pydantic import ValidationError
 
-    from .calibration import CalibrationFile
+    from .calibration import RAW_SCHEMA, CalibrationFile
     if not directory.is_dir():
         raise InputError("measured.calibration_dir", str(directory), "an existing directory of `wkc calibrate` files")
     out: list[tuple[str, str, MeasuredValue]] = []
@@ -258,6 +258,8 @@ def read_library(directory: Path) -> tuple[list[tuple[str, str, MeasuredValue]],
     for path in sorted(directory.glob("*.yaml")):
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and data.get("schema") == RAW_SCHEMA:
+                continue   # the raw run beside its calibration file: timings, not values
             cal = CalibrationFile.model_validate(data)
         except (yaml.YAMLError, ValidationError) as exc:
             raise InputError(f"calibration file {path}", "(invalid)",
