@@ -124,8 +124,9 @@ def _render(cal: CalibrationFile, written: list[Path]) -> None:
 
     from ..perf.efficiency import HBM_EFFICIENCY
     from ..perf.fitted import FITTED
-    out.print(f"[bold]{cal.device.count} x {cal.device.name}[/] -> {cal.accelerator}"
-              + (f" in {cal.system}" if cal.system else "") + (" [yellow](synthetic sample)[/]" if cal.synthetic else ""))
+    where = f" in {cal.system}" if cal.system else ""
+    sample = " [yellow](synthetic sample)[/]" if cal.synthetic else ""
+    out.print(f"[bold]{cal.device.count} x {cal.device.name}[/] -> {cal.accelerator}{where}{sample}")
     table = Table(title="GEMM: t(F) = F / (e_max x peak) + t0")
     for col in ("precision", "dense peak", "best", "e_max", "t0", "fit MAPE", "fitted model"):
         table.add_column(col)

@@ -13,6 +13,7 @@ when a run starts. This module records times and nothing else; the analysis is c
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import socket
@@ -74,24 +75,23 @@ def _time_kernel(torch: Any, fn: Callable[[], Any], target_s: float = 0.02) -> t
 def _gemm(torch: Any, precision: str, shapes: list[tuple[int, int, int]], tick: Progress) -> list[GemmPoint]:
     dev = torch.device("cuda", 0)
     points = []
+    one = torch.tensor(1.0, device=dev)
+
+    def scaled(a: Any, b: Any) -> Any:
+        return torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+
     for m, n, k in shapes:
         if precision == "fp8":
             a = torch.randn(m, k, device=dev).to(torch.float8_e4m3fn)
             b = torch.randn(n, k, device=dev).to(torch.float8_e4m3fn).t()   # column-major, as _scaled_mm needs
-            one = torch.tensor(1.0, device=dev)
-
-            def fn(a: Any = a, b: Any = b, one: Any = one) -> Any:
-                return torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+            op: Callable[[Any, Any], Any] = scaled
         else:
             dtype = torch.bfloat16 if precision == "bf16" else torch.float16
             a, b = torch.randn(m, k, device=dev, dtype=dtype), torch.randn(k, n, device=dev, dtype=dtype)
-
-            def fn(a: Any = a, b: Any = b) -> Any:
-                return a @ b
-        seconds, reps = _time_kernel(torch, fn)
+            op = torch.matmul
+        seconds, reps = _time_kernel(torch, functools.partial(op, a, b))
         points.append(GemmPoint(m=m, n=n, k=k, seconds=seconds, repeats=reps))
         tick(f"gemm {precision} {m}x{n}x{k}")
-        del a, b
     torch.cuda.empty_cache()
     return points
 
@@ -101,13 +101,9 @@ def _stream(torch: Any, sizes: tuple[int, ...], tick: Progress) -> list[SizePoin
     points = []
     for n in sizes:
         a, b, c = (torch.rand(n, device=dev) for _ in range(3))
-
-        def fn(a: Any = a, b: Any = b, c: Any = c) -> Any:
-            return torch.add(a, b, alpha=0.5, out=c)
-        seconds, reps = _time_kernel(torch, fn)
+        seconds, reps = _time_kernel(torch, functools.partial(torch.add, a, b, alpha=0.5, out=c))
         points.append(SizePoint(bytes=3.0 * 4.0 * n, seconds=seconds, repeats=reps))
         tick(f"hbm triad {3 * 4 * n / 2**20:.0f} MiB")
-        del a, b, c
     torch.cuda.empty_cache()
     return points
 
@@ -121,12 +117,12 @@ def _collective_worker(rank: int, world: int, port: int, sizes: tuple[int, ...],
     for size in sizes:
         x = torch.ones(size // 4, device="cuda", dtype=torch.float32)
         y = torch.empty_like(x)
-        for name, fn in (("all_reduce", lambda: dist.all_reduce(x)),
-                         ("all_to_all", lambda: dist.all_to_all_single(y, x))):
+        ops = {"all_reduce": functools.partial(dist.all_reduce, x),
+               "all_to_all": functools.partial(dist.all_to_all_single, y, x)}
+        for name, fn in ops.items():
             dist.barrier()
             seconds, reps = _time_kernel(torch, fn, target_s=0.05)
             results[name].append({"bytes": float(size), "seconds": seconds, "repeats": reps})
-        del x, y
     if rank == 0:
         Path(out).write_text(json.dumps(results), encoding="utf-8")
     dist.destroy_process_group()
