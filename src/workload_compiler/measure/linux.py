@@ -134,6 +134,8 @@ def parse_cmdline(text: str) -> dict[str, str]:
     """/proc/cmdline -> {param: value}; a bare flag maps to ''."""
     out: dict[str, str] = {}
     for token in text.split():
+        if token == "--":          # what follows is for init, not the kernel
+            break
         key, _, value = token.partition("=")
         out[key] = value
     return out
