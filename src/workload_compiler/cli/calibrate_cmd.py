@@ -64,7 +64,7 @@ def _no_gpu(reason: str, as_json: bool) -> None:
     if as_json:
         print(json.dumps({"gpu": False, "reason": reason, "written": []}, indent=2))
     else:
-        out.print(message, highlight=False, markup=False)
+        out.print(message, highlight=False, markup=False, soft_wrap=True)
 
 
 def _read_raw(path: Path) -> RawRun:

@@ -82,7 +82,7 @@ def parse_os_release(text: str) -> dict[str, str]:
             parts = shlex.split(raw)
         except ValueError:
             parts = [raw]
-        out[key] = parts[0] if parts else ""
+        out[key] = " ".join(parts)    # an unquoted value with spaces (invalid, but seen) keeps its words
     return out
 
 

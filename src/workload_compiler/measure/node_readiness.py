@@ -184,8 +184,8 @@ def rdma_transport(r: NodeReport, e: Expectations) -> ItemResult:
     layer = LINK_LAYER.get(e.transport) if e.transport else None
     active = [p for _, p in ports if "ACTIVE" in p.state.upper() and (layer is None or p.link_layer == layer)]
     if e.nic_bits_per_s is not None:
-        slow = [f"{p.rate_bits_per_s / 1e9:.0f} Gb/s" for p in active
-                if p.rate_bits_per_s is not None and p.rate_bits_per_s < e.nic_bits_per_s]
+        slow = [f"{p.rate_bits_per_s / 1e9:.0f} Gb/s" for _, p in ports if "ACTIVE" in p.state.upper()
+                and p.rate_bits_per_s is not None and p.rate_bits_per_s < e.nic_bits_per_s]
         fs.append(_f("rate", not slow, f"ports below the sized {e.nic_bits_per_s / 1e9:.0f} Gb/s: {', '.join(slow)}"
                      if slow else f"ports at {e.nic_bits_per_s / 1e9:.0f} Gb/s or more"))
     if e.nics_per_node is not None:
