@@ -33,7 +33,7 @@ def calibrate_command(
                                               "`measured` block")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the calibration as JSON")] = False,
 ) -> None:
-    """Calibrate the performance model on this machine's GPUs (PyTorch, optional extra [gpu])."""
+    """Calibrate the performance model on this machine's GPUs (PyTorch: the optional gpu extra)."""
     from ..measure.gpu_bench import gpu_status
     with user_errors():
         if from_raw is not None:
