@@ -154,3 +154,23 @@ def test_measured_hbm_reaches_the_inference_and_hpc_models() -> None:
         CAT.accelerator("h100-sxm").memory_bandwidth_bytes_per_s * HPC.stream_fraction)
     from workload_compiler.inference.device import serving_device
     assert serving_device(cat, "h100-sxm", None, "fp8", "fp8").device.hw.measured.hbm_bytes_per_s == 3.0e12
+
+
+def test_the_readme_and_docstring_examples_of_the_block_validate() -> None:
+    import re
+    import textwrap
+    from pathlib import Path
+
+    import yaml
+
+    from workload_compiler.intake import measured as module
+    from workload_compiler.intake.measured import MeasuredIntake
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if b.startswith("measured:")]
+    doc = module.__doc__ or ""
+    blocks.append(textwrap.dedent(doc[doc.index("    measured:"):doc.index("The key is")]))
+    assert len(blocks) == 2
+    for text in blocks:
+        block = MeasuredIntake.model_validate(yaml.safe_load(text)["measured"])
+        (key, value), = block.values.items()
+        assert entry(key, value, CAT, "intake").machine_id == "h100-sxm"

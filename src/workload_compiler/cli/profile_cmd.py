@@ -20,7 +20,7 @@ from .common import err, out, user_errors
 if TYPE_CHECKING:
     from ..measure.profile import ProfileResult
 
-DEFAULT_SIZE = "48MB"
+DEFAULT_SIZE = "32MB"
 DEFAULT_REPEATS = 5
 
 
@@ -34,7 +34,7 @@ def _formats(text: str) -> list[str]:
 
 
 def profile_command(
-    size: Annotated[str, typer.Option("--size", help="data set size to generate, e.g. 48MB, 200MB")] = DEFAULT_SIZE,
+    size: Annotated[str, typer.Option("--size", help="data set size to generate, e.g. 32MB, 200MB")] = DEFAULT_SIZE,
     formats: Annotated[str, typer.Option("--format", help="json,csv,image (any of them)")] = "json,csv,image",
     input_dir: Annotated[Path | None, typer.Option("--input", help="profile the files of this directory "
                                                    "(.jsonl/.json, .csv, .ppm) instead of generating")] = None,

@@ -8,9 +8,9 @@ sheet records for a field marked `measured`, and what this block holds:
       calibration_dir: calibration/        # optional: `wkc calibrate` files (or $WKC_MEASURED_DIR)
       values:
         accelerator.hbm_bandwidth_bytes_per_s:
-          value: 2.95e12
+          value: 2.95e+12
           unit: B/s
-          spread: 1.1e10                   # optional: standard deviation over the repeats
+          spread: 1.1e+10                   # optional: standard deviation over the repeats
           repeats: 20
           machine: {kind: accelerator, id: h100-sxm, name: "NVIDIA H100 80GB HBM3 (driver 550.54)"}
           date: 2026-05-01
