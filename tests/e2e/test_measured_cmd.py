@@ -150,3 +150,15 @@ def test_a_malformed_entry_is_a_clear_input_error(tmp_path: Path) -> None:
         "accelerator.hbm_bandwidth_bytes_per_s": {"value": 2e12, "unit": "B/s", "date": "2026-05-01"}})
     code, _, err = compile_json(path)
     assert code == 2 and "machine" in err and "Traceback" not in err
+
+
+def test_the_reports_show_the_measured_values_with_their_machine(tmp_path: Path) -> None:
+    path = intake_with("llama3-70b-plan.yaml", tmp_path, {
+        "accelerator.hbm_bandwidth_bytes_per_s": value(2.9e12, "B/s", "accelerator", "h100-sxm")})
+    md = runner.invoke(app, ["compile", str(path), "--md"])
+    assert md.exit_code == 0
+    row = next(line for line in md.stdout.splitlines() if line.startswith("| accelerator.hbm_bandwidth_bytes_per_s"))
+    assert "2.9e+12 B/s" in row and "applied" in row and "h100-sxm" in row
+    assert "measured: training step-time model" in md.stdout          # the step time's provenance
+    term = runner.invoke(app, ["compile", str(path)])
+    assert term.exit_code == 0 and "Measured (bound to their machines)" in term.stdout
