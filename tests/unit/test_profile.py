@@ -149,3 +149,13 @@ def test_the_sheet_writer_replaces_only_the_measured_block() -> None:
     assert str(block.calibration_dir) == "cal"
     appended = with_measured("kind: hpc\n", {"host.read_bytes_per_s": _value(2.0)})
     assert yaml.safe_load(appended)["kind"] == "hpc" and "measured" in yaml.safe_load(appended)
+
+
+def test_on_a_memory_filesystem_no_storage_read_rate_is_claimed(tmp_path: Path) -> None:
+    files = ds.write_dataset(tmp_path, 100_000, ["csv"], seed=0)
+    storage = storage_info(str(tmp_path), None, {"/proc/mounts": f"tmpfs {tmp_path} tmpfs rw 0 0\n"}.get, {}.get)
+    assert storage.filesystem == "tmpfs"
+    m = machine_info({"/proc/cpuinfo": X86}.get, storage, hostname="h", kernel="k", python="p", libraries={})
+    r = run_profile(files, m, repeats=2, dataset=dataset_info(files, "generated", tmp_path, 0), tool="t")
+    assert not r.page_cache_dropped and "host.read_bytes_per_s" not in r.values
+    assert "host.parse_records_per_s_per_core.csv" in r.values

@@ -130,6 +130,8 @@ def run_profile(files: list[DataFiles], machine: MachineInfo, *, repeats: int, d
                 warm[f.fmt] = time.perf_counter() - t4
             if tick is not None:
                 tick(f"repeat {r + 1}/{repeats}: {f.fmt}")
+    if machine.storage.filesystem in ("tmpfs", "ramfs"):
+        dropped = False          # the files live in memory: there is no storage read to time
     units = {"read": ("B", "B/s"), "parse": ("records", "records/s"), "compute": ("FLOP", "FLOP/s")}
     stages = []
     for (fmt, stage), ts in samples.items():
@@ -141,7 +143,7 @@ def run_profile(files: list[DataFiles], machine: MachineInfo, *, repeats: int, d
     dataset.formats.update({f.fmt: {**dataset.formats.get(f.fmt, {}), "records": work[(f.fmt, "parse")]}
                             for f in files})
     day = today or dt.date.today()
-    values = sheet_values(stages, samples, work, machine, day, tool, repeats)
+    values = sheet_values(stages, samples, work, machine, day, tool, repeats, read_from_storage=dropped)
     return ProfileResult.model_validate({
         "schema": SCHEMA, "date": day, "tool": tool, "machine": machine, "dataset": dataset, "repeats": repeats,
         "page_cache_dropped": dropped, "warm_read_s": warm, "stages": stages,
@@ -155,9 +157,10 @@ def _rate_spread(work: float, times: list[float]) -> float:
 
 def sheet_values(stages: list[StageResult], samples: dict[tuple[str, str], list[float]],
                  work: dict[tuple[str, str], float], machine: MachineInfo, day: dt.date, tool: str,
-                 repeats: int) -> dict[str, MeasuredValue]:
-    """The measured values a workload sheet takes: read rate of the whole data set, parse rate per
-    core per format (one Python process: one core), NumPy FLOP/s of the compute stage."""
+                 repeats: int, read_from_storage: bool = True) -> dict[str, MeasuredValue]:
+    """The measured values a workload sheet takes: read rate of the whole data set (only when the
+    page cache was dropped: a read from memory is not a storage rate), parse rate per core per
+    format (one Python process: one core), NumPy FLOP/s of the compute stage."""
     ref = machine.ref()
 
     def mv(value: float, unit: str, spread: float, note: str) -> MeasuredValue:
@@ -168,10 +171,11 @@ def sheet_values(stages: list[StageResult], samples: dict[tuple[str, str], list[
     out: dict[str, MeasuredValue] = {}
     read_total = [sum(samples[(f, "read")][r] for f in fmts) for r in range(repeats)]
     read_bytes = sum(work[(f, "read")] for f in fmts)
-    out["host.read_bytes_per_s"] = mv(read_bytes / statistics.median(read_total), "B/s",
-                                      _rate_spread(read_bytes, read_total),
-                                      f"one process reading {read_bytes / 1e6:.1f} MB in the data set's files "
-                                      f"({', '.join(fmts)}), page cache dropped first")
+    if read_from_storage:
+        out["host.read_bytes_per_s"] = mv(read_bytes / statistics.median(read_total), "B/s",
+                                          _rate_spread(read_bytes, read_total),
+                                          f"one process reading {read_bytes / 1e6:.1f} MB in the data set's files "
+                                          f"({', '.join(fmts)}), page cache dropped first")
     for f in fmts:
         t = samples[(f, "parse")]
         records, nbytes = work[(f, "parse")], work[(f, "read")]
