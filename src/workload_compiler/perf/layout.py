@@ -110,6 +110,28 @@ class TrainingSetup:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MeasuredRates:
+    """Rates measured on this accelerator / node type (`wkc calibrate`, an intake's `measured` block;
+    measure/apply.py fills them for the machine they were measured on only). Each replaces the
+    fitted constant it names; empty / None = not measured, the fitted constants apply."""
+
+    gemm: tuple[tuple[str, float, float], ...] = ()   # (GEMM precision, e_max, kernel_overhead_s)
+    hbm_bytes_per_s: float | None = None              # sustained (stream) HBM bandwidth
+    busbw: tuple[tuple[str, float], ...] = ()         # ("scale_up.all_reduce", NCCL bus bandwidth B/s), ...
+
+    def gemm_constants(self, precision: str, e_max: float, kernel_overhead_s: float) -> tuple[float, float]:
+        """(e_max, t0) measured at this GEMM precision, else the fitted pair given."""
+        for p, e, t0 in self.gemm:
+            if p == precision:
+                return e, t0
+        return e_max, kernel_overhead_s
+
+    def bus_bandwidth(self, tier: str, collective: str) -> float | None:
+        """Measured NCCL bus bandwidth of `collective` on `tier` (scale_up | scale_out), or None."""
+        return dict(self.busbw).get(f"{tier}.{collective}")
+
+
+@dataclass(frozen=True, kw_only=True)
 class Hardware:
     """The machine as the performance model sees it; every number from the catalog."""
 
@@ -125,3 +147,4 @@ class Hardware:
     gpus_per_node: int
     scale_out_bandwidth_bytes_per_s: float  # per GPU, per direction (NIC line rate / 8 x NICs/GPU)
     tdp_w: float
+    measured: MeasuredRates = MeasuredRates()   # rates measured on this machine (none: fitted constants)

@@ -126,9 +126,10 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     peak, bytes_el = gemm_precision(setup, hw)
     s = layer_shapes(a)
 
+    e_max, t0 = hw.measured.gemm_constants(setup.precision, k.gemm_e_max, k.gemm_kernel_overhead_s)
+
     def gemm(flops: FloatArray) -> FloatArray:            # one kernel
-        return gemm_time_s(flops, peak_flops=peak, e_max=k.gemm_e_max,
-                           kernel_overhead_s=k.gemm_kernel_overhead_s)
+        return gemm_time_s(flops, peak_flops=peak, e_max=e_max, kernel_overhead_s=t0)
 
     def mlp(rows: FloatArray, ffn: float, split: FloatArray) -> FloatArray:   # up (+gate) and down
         return np.asarray(gemm(2 * rows * h * s.up * ffn / split) + gemm(2 * rows * h * ffn / split))
@@ -191,7 +192,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
         gemms = passes * (attn + mlp_time)
         tp_layer = _exposed(tp_comm, gemms, k) if setup.tp_comm_overlap else tp_comm
         return {"compute": gemms + core_passes * core,
-                "memory_bound": memory_bound_s(bw_passes * moved + scores, hw.hbm_bandwidth_bytes_per_s),
+                "memory_bound": memory_bound_s(bw_passes * moved + scores, hw.hbm_bandwidth_bytes_per_s,
+                                               hw.measured.hbm_bytes_per_s),
                 "tp_comm": tp_layer, "cp_comm_exposed": cp_layer,
                 "ep_comm": ep_layer if is_moe else 0.0 * tok}
 
@@ -199,7 +201,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     moe_t = layer_terms(moe_mlp, moe_el, True) if a.is_moe else dense_t
     if a.is_moe and setup.moe_dropless:     # the per-layer host sync of dropless routing, each pass
         moe_t["compute"] = moe_t["compute"] + (2.0 + full) * k.moe_dropless_sync_s
-    head_t = {"compute": 3.0 * head, "memory_bound": memory_bound_s(loss_bytes, hw.hbm_bandwidth_bytes_per_s)}
+    head_t = {"compute": 3.0 * head,
+              "memory_bound": memory_bound_s(loss_bytes, hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)}
     mtp_t = {n: moe_t[n] + head_t.get(n, 0.0) for n in MB_TERMS}     # an MTP module: a layer and a head
 
     # Each representative rank (perf/stages.py): its decoder layers by kind, the head and loss on
@@ -281,5 +284,5 @@ def _data_parallel(a: ModelArch, layout: Layout, hw: Hardware, t_mb: FloatArray,
     shard_dense = np.where(zero >= 1, n_dense, 1.0)
     shard_exp = np.where(zero >= 1, n_exp, 1.0)
     optimizer = memory_bound_s(ADAM_BYTES_PER_PARAM * (dense / shard_dense + expert / shard_exp),
-                               hw.hbm_bandwidth_bytes_per_s)
+                               hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)
     return np.asarray(exposed), np.asarray(optimizer)
