@@ -14,13 +14,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from .catalog.loader import Catalog, load_catalog
-from .errors import InputError
+from .errors import CatalogGap, InputError
 from .intake.hpc import HpcWorkload
 from .intake.inference import InferenceWorkload
 from .intake.load import load_workload, parse_workload, read_intake, workload_model
 from .intake.pins import apply_pins
 from .intake.training import TrainingWorkload
-from .spine.result import SystemSpec
+from .provenance import Trace
+from .spine.gaps import collect_not_sized, gap_spec
+from .spine.result import ObjectiveLayer, SystemSpec
 from .spine.serving import compile_hpc_spec, compile_inference_spec
 from .spine.training import compile_training
 
@@ -39,16 +41,40 @@ def as_workload(intake: Intake) -> BaseModel:
 
 
 def compile_workload(workload: Intake, catalog: Catalog | None = None) -> SystemSpec:
-    """Dispatch on the workload's kind. Infeasible workloads come back with `feasible=False`."""
+    """Dispatch on the workload's kind. Infeasible workloads come back with `feasible=False`.
+
+    A catalog gap (a number the catalog does not hold) never fails a compile: the layers it sizes
+    come back "not sized" with the reason, listed in `SystemSpec.not_sized` (spine/gaps.py).
+    """
     cat = catalog or load_catalog()
     w = as_workload(workload)
-    if isinstance(w, TrainingWorkload):
-        return compile_training(w, cat)
-    if isinstance(w, InferenceWorkload):
-        return compile_inference_spec(w, cat)
-    if isinstance(w, HpcWorkload):
-        return compile_hpc_spec(w, cat)
-    raise InputError("kind", getattr(w, "kind", None), "one of: training, inference, hpc")
+    if not isinstance(w, TrainingWorkload | InferenceWorkload | HpcWorkload):
+        raise InputError("kind", getattr(w, "kind", None), "one of: training, inference, hpc")
+    try:
+        if isinstance(w, TrainingWorkload):
+            spec = compile_training(w, cat)
+        elif isinstance(w, InferenceWorkload):
+            spec = compile_inference_spec(w, cat)
+        else:
+            spec = compile_hpc_spec(w, cat)
+    except CatalogGap as gap:
+        objective = _training_objective(w) if isinstance(w, TrainingWorkload) else None
+        spec = gap_spec(str(w.kind), w.name, gap, objective)
+    collect_not_sized(spec)
+    if "facility" in spec.not_sized and w.facility.power is not None:
+        spec.not_sized["facility"] += (f"; the pinned facility.power ({w.facility.power:,.0f} W) could not be "
+                                       "checked against the cluster's power")
+    return spec
+
+
+def _training_objective(w: TrainingWorkload) -> ObjectiveLayer:
+    """What the run must do (FLOPs, tokens, steps) needs no hardware: kept when compute is not sized."""
+    from .arch.resolve import resolve_model
+    from .spine.training import objective_layer
+    from .spine.training_defaults import resolve_run
+    trace = Trace()
+    arch = resolve_model(w.model, trace, "model")
+    return objective_layer(arch, resolve_run(w, arch, trace), None, w, trace)
 
 
 def recompile(intake: Mapping[str, Any] | str | Path, pins: Mapping[str, Any] | Iterable[tuple[str, Any]],

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import CatalogGap
 from ..perf.collectives import (
     NIC_EFFICIENCY,
     NIC_LATENCY_S,
@@ -64,10 +64,11 @@ def _prime_factors(n: int) -> list[int]:
 
 def _scale_up_bw(device: Device, pattern: str) -> float:
     if device.scale_up_bandwidth_bytes_per_s is None:
-        raise InputError("compute.accelerator", device.accelerator_id,
-                         f"a catalog entry with scale_up_bandwidth_bytes_per_s: {pattern} exchange "
-                         f"between GPUs of one {device.system_id} node needs it, and it is unknown. "
-                         "Add it in a user catalog directory, or run on one GPU")
+        raise CatalogGap([f"accelerators.{device.accelerator_id}.scale_up_bandwidth_bytes_per_s",
+                          f"systems.{device.system_id}.scale_up_bandwidth_bytes_per_s"],
+                         f"the {pattern} exchange between GPUs of one {device.system_id} node",
+                         value=device.accelerator_id,
+                         hint="add either in a user catalog directory, or run on one GPU")
     return device.scale_up_bandwidth_bytes_per_s * NVLINK_EFFICIENCY
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..catalog.loader import Catalog
-from ..errors import InputError
+from ..errors import CatalogGap, InputError
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,9 +47,8 @@ def hpc_device(catalog: Catalog, accelerator: str, system: str | None = None) ->
         raise InputError("compute.system", system,
                          f"a system holding {acc.id}, one of: {', '.join(catalog.systems_for(acc.id))}")
     if acc.memory_bandwidth_bytes_per_s is None:
-        raise InputError("compute.accelerator", acc.id,
-                         f"an accelerator whose catalog entry has memory_bandwidth_bytes_per_s; "
-                         f"{acc.id} does not. Add it in a user catalog directory to model it")
+        raise CatalogGap([f"accelerators.{acc.id}.memory_bandwidth_bytes_per_s"],
+                         "the HPC roofline (the compute layer)", value=acc.id)
     pf = acc.peak_flops
     return Device(
         accelerator_id=acc.id, accelerator_name=acc.name, vendor=acc.vendor, system_id=sys.id,

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import CatalogGap
 from ..perf.layout import FloatArray
 from .classes import Kernel, Profile
 from .device import Device
@@ -40,7 +40,7 @@ def peak_flops(device: Device, arithmetic: str, compute: str, field: str = "prec
 
     GEMM kernels use the matrix units (FP64 tensor where listed, else FP64 vector; FP16/BF16
     tensor for mixed/half precision); vector kernels use the vector FP64/FP32 peak. A figure the
-    catalog does not hold is an InputError: nothing is extrapolated from another precision.
+    catalog does not hold is a CatalogGap: nothing is extrapolated from another precision.
     """
     if arithmetic == "fp64":
         if compute == "gemm" and device.peak_fp64_matrix is not None:
@@ -53,10 +53,10 @@ def peak_flops(device: Device, arithmetic: str, compute: str, field: str = "prec
     else:   # fp32, and half-precision data computed on the FP32 vector units
         value, name = device.peak_fp32 or 0.0, "peak_flops.fp32"
     if value <= 0.0:
-        raise InputError(field, arithmetic,
-                         f"a precision whose peak {device.accelerator_id} lists; its catalog entry has "
-                         f"no {name} (unknown in its sources, or not supported). Choose another "
-                         "precision or accelerator, or add the figure in a user catalog directory")
+        raise CatalogGap([f"accelerators.{device.accelerator_id}.{name}"],
+                         f"the {arithmetic.upper()} roofline (the compute layer)", field=field, value=arithmetic,
+                         hint="unknown in its sources, or not supported; choose another precision or "
+                              "accelerator, or add the figure in a user catalog directory")
     return value, name
 
 

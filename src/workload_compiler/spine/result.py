@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import CatalogGap
 from ..provenance import Assumption, Provenance
 
 SCHEMA_VERSION = "1.0"
@@ -78,6 +79,18 @@ class ComputeLayer(Doc):
     warnings: list[str] = Field(default_factory=list)
 
 
+class NotSized(Doc):
+    """A layer the compile could not size: the catalog lacks a number it needs. The rest of the
+    specification is still built; this says which numbers are missing and what they would size."""
+
+    not_sized: str = Field(description="why the layer is not sized: the missing catalog numbers and what they size")
+    missing: list[str] = Field(default_factory=list, description="catalog paths of the missing numbers")
+
+    @classmethod
+    def from_gap(cls, gap: CatalogGap) -> NotSized:
+        return cls(not_sized=gap.reason, missing=list(gap.missing))
+
+
 class SearchSummary(Doc):
     evaluated: int
     seconds: float
@@ -107,5 +120,7 @@ class SystemSpec(Doc):
     collisions: list[dict[str, Any]] = Field(default_factory=list)
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
     pins: dict[str, Any] = Field(default_factory=dict, description="the pins (dotted intake keys) applied by recompile")
+    not_sized: dict[str, str] = Field(
+        default_factory=dict, description="layer -> why it is not sized (a catalog number it needs is unknown)")
     assumptions: list[Assumption] = Field(default_factory=list)
     provenance: dict[str, Provenance] = Field(default_factory=dict)
