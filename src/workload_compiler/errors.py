@@ -43,15 +43,15 @@ class CatalogGap(InputError):
                  value: Any = None, hint: str = "") -> None:
         self.missing = tuple(missing)
         self.needed_for = needed_for
-        self.hint = hint or "add the value in a user catalog directory to size it"
+        self.hint = hint or "not published, or unknown in its sources: add it in a user catalog directory to size it"
         super().__init__(field, value, f"a catalog entry with {', '.join(self.missing)} "
                                        f"(needed for {needed_for}); {self.hint}")
 
     @property
     def reason(self) -> str:
         """The sentence a "not sized" section carries."""
-        return (f"not sized: {self.needed_for} needs {', '.join(self.missing)}, which the catalog does "
-                f"not hold (not published, or unknown in its sources); {self.hint}")
+        return (f"not sized: {self.needed_for} needs {', '.join(self.missing)}, which the catalog does not "
+                f"hold; {self.hint}")
 
 
 class Infeasible(WkcError):

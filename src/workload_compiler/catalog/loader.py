@@ -124,8 +124,8 @@ class Catalog:
             raise CatalogGap([f"accelerators.{acc.id}.{k}" for k in missing],
                              f"the performance model of {acc.id} (the compute layer)",
                              field="compute.accelerator", value=acc.id,
-                             hint=("unknown in its sources, or not supported by the hardware; add the value "
-                                   "in a user catalog directory to model it"))
+                             hint=("not published, or not supported by the hardware: add it in a user "
+                                   "catalog directory to model it"))
         return Hardware(
             accelerator_id=acc.id,
             system_id=sys.id,

@@ -55,8 +55,8 @@ def peak_flops(device: Device, arithmetic: str, compute: str, field: str = "prec
     if value <= 0.0:
         raise CatalogGap([f"accelerators.{device.accelerator_id}.{name}"],
                          f"the {arithmetic.upper()} roofline (the compute layer)", field=field, value=arithmetic,
-                         hint="unknown in its sources, or not supported; choose another precision or "
-                              "accelerator, or add the figure in a user catalog directory")
+                         hint="not published, or not supported: choose another precision or accelerator, "
+                              "or add the figure in a user catalog directory")
     return value, name
 
 

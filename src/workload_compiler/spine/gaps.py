@@ -32,7 +32,6 @@ def gap_spec(kind: str, name: str | None, gap: CatalogGap, objective: Any = None
     sections["compute"] = NotSized.from_gap(gap).model_dump()
     spec = SystemSpec(kind=kind, name=name, feasible=False, binding_constraint=binding_of(gap),
                       objective=objective, **sections)
-    spec.collisions = [{"constraint": "catalog gap", "detail": gap.reason}]
     return collect_not_sized(spec)
 
 
