@@ -30,8 +30,15 @@ def test_lbm_on_h100_is_bandwidth_bound_near_published() -> None:
     assert b.bound() == "memory"
 
 
-def test_fp16_storage_doubles_lbm_throughput() -> None:
-    assert _mlups("a100-sxm-80gb", "fp16") / _mlups("a100-sxm-80gb", "fp32") == pytest.approx(153 / 77, rel=0.02)
+def test_fp16_storage_gains_less_where_the_ridge_is_near() -> None:
+    """FP16S halves the bytes (153 -> 77 B) but adds FLOPs (363 -> 406): on A100 80GB the kernel
+    nears the ridge and gains 1.80x, on V100 the full 2.0x (FluidX3D README, calibration
+    lbm-fluidx3d-1xa100-sxm4-80gb 10228 -> 18448 MLUP/s, -1xv100-sxm2-32gb 4471 -> 8947)."""
+    a100 = _mlups("a100-sxm-80gb", "fp16") / _mlups("a100-sxm-80gb", "fp32")
+    v100 = _mlups("v100", "fp16") / _mlups("v100", "fp32")
+    assert a100 == pytest.approx(18448 / 10228, rel=0.03)
+    assert v100 == pytest.approx(8947 / 4471, rel=0.05)
+    assert a100 < v100 < 153 / 77
 
 
 def test_hpl_rate_is_power_capped_on_mi250x_and_not_on_a100() -> None:

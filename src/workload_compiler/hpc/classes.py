@@ -22,6 +22,7 @@ SolverClass = Literal["cfd_lbm", "cfd_fv", "molecular_dynamics", "weather_climat
 SOLVER_CLASSES: tuple[str, ...] = get_args(SolverClass)
 HpcPrecision = Literal["fp64", "fp32", "fp16", "bf16", "mixed"]
 CommPattern = Literal["halo", "all_to_all", "all_reduce", "broadcast"]
+Code = Literal["application", "fft_library", "benchmark"]   # whose kernel it is (AMD shares, hpc/fitted.py)
 
 UNITS: dict[str, str] = {"cfd_lbm": "cells", "cfd_fv": "cells", "molecular_dynamics": "atoms",
                          "weather_climate": "grid_points", "fft_spectral": "grid_points",
@@ -57,6 +58,7 @@ class Kernel:
     bytes_per_unit: float
     compute: Literal["gemm", "vector", "md_pair"] = "vector"
     access: Literal["stream", "stencil"] = "stream"
+    code: Code = "application"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +73,7 @@ class Exchange:
     per_step: float
     bytes: float
     fft_points_per_unit: float = 1.0   # all_to_all: FFT grid points per unit (slab or pencil)
+    transport: Literal["gpu_direct", "host_staged"] = "gpu_direct"   # halo: GPU to GPU, or via host memory
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -257,7 +260,7 @@ def _fft(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
         solver_class="fft_spectral", unit="grid_points", precision=precision,
         arithmetic=_arith(precision) if vb != 2 else "fp16", value_bytes=vb,
         kernels=(Kernel(name="local_fft", flops_per_unit=transforms * 5.0 * log_n,
-                        bytes_per_unit=transforms * 3 * 2 * 2.0 * vb),),
+                        bytes_per_unit=transforms * 3 * 2 * 2.0 * vb, code="fft_library"),),
         exchanges=(Exchange(pattern="all_to_all", per_step=transforms, bytes=2.0 * vb),),
         memory_per_unit_bytes=3 * 2.0 * vb, checkpoint_bytes_per_unit=2.0 * vb,
         launches_per_step=3.0 * transforms,   # one batched 1-D FFT per axis

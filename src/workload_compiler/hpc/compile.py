@@ -20,7 +20,6 @@ from ..spine.result import NotSized
 from .classes import Profile
 from .comm import COMM_FORMULA
 from .device import Device
-from .fitted import FITTED
 from .host import HOST_FORMULA, host_sizing
 from .io import IO_FORMULA, MD_OUTPUT_BYTES_PER_NODE_DAY, IoLoad, scratch_plan
 from .resolve import (
@@ -33,7 +32,7 @@ from .resolve import (
     resolve_units,
     step_target_s,
 )
-from .roofline import ROOFLINE_FORMULA, compute_rate, memory_rate, peak_flops
+from .roofline import ROOFLINE_FORMULA, compute_rate, memory_rate, peak_flops, vendor_fraction
 from .scaling import (
     MAX_GPUS,
     STEP_FORMULA,
@@ -207,7 +206,7 @@ def _roofline(p: Profile, d: Device) -> dict[str, Any]:
     k = max(p.kernels, key=lambda k: k.flops_per_unit + k.bytes_per_unit)
     peak, basis = peak_flops(d, p.arithmetic, k.compute)
     sustained_flops = compute_rate(d, k, p.arithmetic)
-    sustained_bw = memory_rate(d, k.access)
+    sustained_bw = memory_rate(d, k.access, k.code)
     return {"formula": ROOFLINE_FORMULA, "peak_flops": peak, "peak_basis": basis,
             "sustained_flops_per_s": sustained_flops,
             "memory_bandwidth_bytes_per_s": d.memory_bandwidth_bytes_per_s,
@@ -216,7 +215,7 @@ def _roofline(p: Profile, d: Device) -> dict[str, Any]:
                                                    if p.bytes_per_unit_step else None),
             "ridge_flop_per_byte": sustained_flops / sustained_bw,
             "fitted_constants": "hpc/fitted.py (fitted on calibration/hpc_public.yaml)",
-            "amd_kernel_fraction": FITTED.amd_kernel_fraction if d.is_amd else None}
+            "amd_kernel_fraction": vendor_fraction(d, k.code) if d.is_amd else None}
 
 
 def _rates(cls: str, units: float, t_step: float, timestep: float | None) -> dict[str, float]:

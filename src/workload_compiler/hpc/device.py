@@ -30,6 +30,7 @@ class Device:
     scale_up_domain_gpus: int
     scale_up_bandwidth_bytes_per_s: float | None   # per GPU, per direction; None = unknown
     scale_out_bandwidth_bytes_per_s: float          # per GPU, per direction (NIC line rate)
+    host_link_bytes_per_s: float | None             # GPU <-> host (PCIe), per direction; None = unknown
     cpu_cores_per_node: int | None
     host_memory_bytes_per_node: float | None
     cpu: str
@@ -60,5 +61,6 @@ def hpc_device(catalog: Catalog, accelerator: str, system: str | None = None) ->
                                         or acc.scale_up_bandwidth_bytes_per_s),
         scale_out_bandwidth_bytes_per_s=(sys.scale_out_nics_per_node * sys.scale_out_nic_bits_per_s
                                          / 8.0 / sys.gpus_per_node),
+        host_link_bytes_per_s=acc.pcie_bandwidth_bytes_per_s,
         cpu_cores_per_node=sys.cpu_cores_per_node, host_memory_bytes_per_node=sys.host_memory_bytes_per_node,
         cpu=sys.cpu)

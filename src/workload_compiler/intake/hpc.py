@@ -34,6 +34,7 @@ SimTime = Seconds
 ProblemSize = Annotated[float, validated_by(parse_size)]
 ByteRate = BytesPerSecond
 CommPatternIntake = Literal["halo", "all_to_all", "all_reduce"]
+HaloTransport = Literal["gpu_direct", "host_staged"]
 
 
 class HpcApplication(Strict):
@@ -64,6 +65,9 @@ class HpcCommunication(Strict):
     halo_bytes_per_surface_unit: Bytes | None = Field(default=None, gt=0)
     bytes_per_unit: Bytes | None = Field(default=None, gt=0, description="all_to_all: per unit per transpose")
     message_bytes: Bytes | None = Field(default=None, gt=0, description="all_reduce: per message")
+    halo_transport: HaloTransport | None = Field(
+        default=None, description="gpu_direct (MPI/NCCL between GPUs, the default) or host_staged (halos "
+        "copied through host memory, not overlapped: FluidX3D's OpenCL multi-GPU)")
 
 
 class HpcTarget(Strict):

@@ -56,7 +56,7 @@ def hpc_validation(calibration_dir: Path, catalog: Catalog | None = None, consta
     """
     records = load_hpc_records(calibration_dir)
     cases, skipped = hpc_cases(records, catalog or load_catalog())
-    logo = leave_one_gpu_out(cases, records, constants) if with_leave_one_gpu_out else []
+    logo = leave_one_gpu_out(cases, records) if with_leave_one_gpu_out else []
     rows = [run_case(c, constants) for c in cases]
     return HpcValidation(rows=rows, skipped=skipped, leave_one_gpu_out=logo)
 
