@@ -22,6 +22,7 @@ SolverClass = Literal["cfd_lbm", "cfd_fv", "molecular_dynamics", "weather_climat
 SOLVER_CLASSES: tuple[str, ...] = get_args(SolverClass)
 HpcPrecision = Literal["fp64", "fp32", "fp16", "bf16", "mixed"]
 CommPattern = Literal["halo", "all_to_all", "all_reduce", "broadcast"]
+HaloTransport = Literal["gpu_direct", "host_staged"]   # halos GPU to GPU, or copied through host memory
 Code = Literal["application", "fft_library", "benchmark"]   # whose kernel it is (AMD shares, hpc/fitted.py)
 
 UNITS: dict[str, str] = {"cfd_lbm": "cells", "cfd_fv": "cells", "molecular_dynamics": "atoms",
@@ -41,6 +42,11 @@ MD_ATOMS_PER_NM3 = 100.0
 MD_PME_SPACING_NM = 0.15
 # GROMACS flop accounting, nrnb.cpp: "NxN Ewald Elec. + LJ [F]" = 66 FLOPs per pair.
 MD_FLOPS_PER_PAIR = 66.0
+# Codes the MD constants were fitted on (hpc/fitted.py: single-GPU GROMACS and AMBER pmemd records),
+# and the code whose 1- vs N-GPU runs give the Amdahl share (md_serial_fraction). Another code
+# (NAMD, LAMMPS, OpenMM) runs the same physics at its own efficiency, which no record calibrates.
+MD_CALIBRATED_CODES = ("gromacs", "amber")
+MD_SCALING_CODES = ("gromacs",)
 WEATHER_LEVELS = 90.0   # ASSUMED vertical levels (ICON NWP configurations use ~90)
 FV_ITERATIONS = 50.0    # ASSUMED Krylov iterations per implicit time step (pressure + momentum)
 FFT_TRANSFORMS = 1.0    # ASSUMED 3-D FFTs per step (a benchmark; a DNS step does ~10)
@@ -73,7 +79,7 @@ class Exchange:
     per_step: float
     bytes: float
     fft_points_per_unit: float = 1.0   # all_to_all: FFT grid points per unit (slab or pencil)
-    transport: Literal["gpu_direct", "host_staged"] = "gpu_direct"   # halo: GPU to GPU, or via host memory
+    transport: HaloTransport = "gpu_direct"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,10 +17,13 @@ from typing import Any
 
 from ..validation.hpc_case import HpcCase, SkipRecord, accelerator, run_case
 from ..validation.report import Row
+from .classes import MD_SCALING_CODES
 from .fitted import PRIORS, HpcConstants
 
 _GOLDEN = (math.sqrt(5) - 1) / 2
 Select = Callable[[HpcCase], bool]
+# Vendor libraries and benchmarks (no AMD share of application code), and the FFT library (its own).
+_NOT_APPLICATION = ("stream", "hpl", "dgemm", "collective", "fft")
 # Groups of cases and the constants each identifies (with search bounds), in fitting order.
 _GROUPS: tuple[tuple[Select, tuple[str, ...], tuple[tuple[float, float], ...]], ...] = (
     (lambda k: k.group == "stream", ("stream_fraction",), ((0.3, 1.0),)),
@@ -38,8 +41,6 @@ _COUPLED: tuple[tuple[Select, tuple[str, ...], tuple[tuple[float, float], ...]],
     (lambda k: _is_amd(k.accelerator) and k.gpus <= 1 and k.group == "fft", ("amd_fft_fraction",),
      ((0.2, 1.0),)),
 )
-# Vendor libraries and benchmarks (no AMD share of application code), and the FFT library (its own).
-_NOT_APPLICATION = ("stream", "hpl", "dgemm", "collective", "fft")
 COUPLED_SWEEPS = 3
 
 
@@ -107,7 +108,9 @@ def md_serial_fraction(records: Sequence[dict[str, Any]]) -> float | None:
     runs: dict[tuple[str, ...], dict[int, float]] = {}
     for r in records:
         m, hw = r.get("measured") or {}, r.get("hardware") or {}
-        if r.get("category") != "md" or m.get("ns_per_day") is None or not hw.get("gpu_count"):
+        code = str(r.get("application") or "").split(" ")[0].lower()
+        if (r.get("category") != "md" or m.get("ns_per_day") is None or not hw.get("gpu_count")
+                or code not in MD_SCALING_CODES):
             continue
         version = re.search(r"\d+(\.\d+)+", str(r.get("software")))   # "2023.3 (SYCL)" == "2023.3"
         key = (str(r.get("application")), str((r.get("problem_size") or {}).get("value")),

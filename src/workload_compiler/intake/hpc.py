@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from ..hpc.classes import HpcPrecision, SolverClass
+from ..hpc.classes import HaloTransport, HpcPrecision, SolverClass
 from ..units import Bytes, BytesPerSecond, Count, Seconds, parse_count, validated_by
 from .common import Strict
 from .infrastructure import InfrastructureIntake
@@ -34,7 +34,6 @@ SimTime = Seconds
 ProblemSize = Annotated[float, validated_by(parse_size)]
 ByteRate = BytesPerSecond
 CommPatternIntake = Literal["halo", "all_to_all", "all_reduce"]
-HaloTransport = Literal["gpu_direct", "host_staged"]
 
 
 class HpcApplication(Strict):
