@@ -18,6 +18,9 @@ class FabricIntake(Strict):
     switch: str | None = Field(default=None, description="catalog switch id of the compute fabric")
     oversubscription: float | None = Field(default=None, ge=1)
     su_nodes: int | None = Field(default=None, ge=1, description="nodes per scalable unit")
+    node_scale_out_bandwidth: BytesPerSecond | None = Field(
+        default=None, gt=0, description="scale-out (NIC) bandwidth of one node, per direction, e.g. 50GB/s "
+        "for 400 Gb/s; default: the system's NICs")
 
 
 class StorageIntake(Strict):

@@ -32,6 +32,11 @@ class ParallelismOut(Doc):
     recompute: str
     sequence_parallel: bool
     zero_stage: int
+    first_stage_layers: int = Field(default=0, description="decoder layers on the first pipeline stage")
+    middle_stage_layers: int = Field(default=0, description="decoder layers on the busiest middle stage")
+    last_stage_layers: int = Field(default=0, description="decoder layers on the last pipeline stage")
+    pipeline_layout: str | None = Field(default=None, description="a Megatron-Core --pipeline-model-parallel-layout "
+                                        "that realizes the split")
 
 
 class ObjectiveLayer(Doc):
