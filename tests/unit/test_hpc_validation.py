@@ -115,9 +115,13 @@ def test_unexpected_record_forms_are_skipped_not_crashed() -> None:
         {"id": "x1", "category": "md", "hardware": {"gpu_type": "NVIDIA GH200", "gpu_count": "four"},
          "problem_size": {"value": 1066628, "notes": "2 fs, 1.2 nm cutoffs"}, "measured": {"ns_per_day": 150}},
         {"id": "x2", "category": "stream", "hardware": None, "measured": {}},
-        {"id": "x3", "category": "plasma"}]
+        {"id": "x3", "category": "plasma"},
+        {"id": "x4", "category": "hpl", "hardware": 5, "measured": "x"},
+        {"id": "x5", "category": "cfd", "application": "FluidX3D", "problem_size": {"value": "largest"},
+         "hardware": {"gpu_type": "NVIDIA A100 SXM4 40GB", "gpu_count": 1e30}, "measured": {"mlups_fp32_fp32": 1}},
+        {"id": "x6", "category": "stream", "hardware": {"gpu_type": "NVIDIA H100"}, "measured": {"triad_tbps": -3}}]
     cases, skipped = hpc_cases(odd, load_catalog())
-    assert not cases and [s.id for s in skipped] == ["x1", "x2", "x3"]
+    assert not cases and [s.id for s in skipped] == ["x1", "x2", "x3", "x4", "x5", "x6"]
 
 
 def test_a_multi_gpu_md_record_on_a_known_node_is_expressed() -> None:

@@ -16,6 +16,7 @@ from typing import Any
 from ..catalog.loader import Catalog
 from ..hpc.device import Device, hpc_device
 from ..hpc.fitted import FITTED, HpcConstants
+from ..hpc.scaling import MAX_GPUS
 from .report import Row
 
 Predict = Callable[[HpcConstants], float]
@@ -97,7 +98,10 @@ def measured(rec: dict[str, Any]) -> dict[str, Any]:
 
 def gpu_count(rec: dict[str, Any]) -> int:
     """hardware.gpu_count, 0 when the record does not give it."""
-    return int((rec.get("hardware") or {}).get("gpu_count") or 0)
+    count = int((rec.get("hardware") or {}).get("gpu_count") or 0)
+    if not 0 <= count <= MAX_GPUS:
+        raise SkipRecord(f"hardware.gpu_count {count} is outside 0..{MAX_GPUS}")
+    return count
 
 
 def problem_text(rec: dict[str, Any]) -> str:

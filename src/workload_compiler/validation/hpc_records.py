@@ -8,6 +8,7 @@ record's category) with the reason.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,11 +101,14 @@ def hpc_cases(records: list[dict[str, Any]], catalog: Catalog) -> tuple[list[Hpc
                 raise SkipRecord(_NOT_PREDICTED.get(category, f"category {category!r} has no model"))
             new = reader(rec, catalog)
             for case in new:
-                case.predict(FITTED)
+                value = case.predict(FITTED)
+                if not (math.isfinite(value) and value > 0 and math.isfinite(case.published) and case.published > 0):
+                    raise SkipRecord(f"record fields not in the expected form (published {case.published!r}, "
+                                     f"predicted {value!r})")
             cases.extend(new)
         except (SkipRecord, InputError) as exc:
             skipped.append(SkippedRow(id=str(rec.get("id")), group=category, reason=str(exc)))
-        except (ValueError, TypeError, KeyError, ZeroDivisionError) as exc:
+        except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError) as exc:
             skipped.append(SkippedRow(id=str(rec.get("id")), group=category,
                                       reason=f"record fields not in the expected form ({exc!r})"))
     return cases, skipped
