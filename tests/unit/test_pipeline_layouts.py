@@ -57,7 +57,8 @@ def test_balanced_split_counts_embedding_and_loss_as_a_layer() -> None:
     assert [int(x) for x in balanced_split(61, np.asarray(2))] == [31, 0, 30]
 
 
-@pytest.mark.parametrize(("first", "mid", "last", "pp", "vp"), [(15, 16, 15, 8, 8), (3, 4, 2, 16, 2), (31, 0, 30, 2, 4)])
+@pytest.mark.parametrize(("first", "mid", "last", "pp", "vp"),
+                         [(15, 16, 15, 8, 8), (3, 4, 2, 16, 2), (31, 0, 30, 2, 4)])
 def test_layout_string_realizes_the_split(first: int, mid: int, last: int, pp: int, vp: int) -> None:
     layers = first + max(pp - 2, 0) * mid + last
     p = parse_layout(layout_string(first, mid, last, pp, vp), pp=pp, layers=layers)
