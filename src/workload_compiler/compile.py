@@ -14,7 +14,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from .catalog.loader import Catalog, load_catalog
+from .engagement.attach import attach, prepare
 from .errors import CatalogGap, InputError
+from .intake.generic import GenericWorkload
 from .intake.hpc import HpcWorkload
 from .intake.inference import InferenceWorkload
 from .intake.load import load_workload, parse_workload, read_intake, workload_model
@@ -22,6 +24,7 @@ from .intake.pins import apply_pins
 from .intake.training import TrainingWorkload
 from .provenance import Trace
 from .spine.gaps import collect_not_sized, gap_spec
+from .spine.generic import compile_generic_spec
 from .spine.result import ObjectiveLayer, SystemSpec
 from .spine.serving import compile_hpc_spec, compile_inference_spec
 from .spine.training import compile_training
@@ -41,30 +44,38 @@ def as_workload(intake: Intake) -> BaseModel:
 
 
 def compile_workload(workload: Intake, catalog: Catalog | None = None) -> SystemSpec:
-    """Dispatch on the workload's kind. Infeasible workloads come back with `feasible=False`.
+    """Dispatch on the workload's kind, then the engagement sections (sheet, boundary, register,
+    operations, acceptance, MIG). Infeasible workloads come back with `feasible=False`.
 
     A catalog gap (a number the catalog does not hold) never fails a compile: the layers it sizes
     come back "not sized" with the reason, listed in `SystemSpec.not_sized` (spine/gaps.py).
     """
     cat = catalog or load_catalog()
-    w = as_workload(workload)
-    if not isinstance(w, TrainingWorkload | InferenceWorkload | HpcWorkload):
-        raise InputError("kind", getattr(w, "kind", None), "one of: training, inference, hpc")
+    w = prepare(as_workload(workload))
     try:
-        if isinstance(w, TrainingWorkload):
-            spec = compile_training(w, cat)
-        elif isinstance(w, InferenceWorkload):
-            spec = compile_inference_spec(w, cat)
-        else:
-            spec = compile_hpc_spec(w, cat)
+        spec = _compile_layers(w, cat)
     except CatalogGap as gap:
         objective = _training_objective(w) if isinstance(w, TrainingWorkload) else None
-        spec = gap_spec(str(w.kind), w.name, gap, objective)
+        spec = gap_spec(str(getattr(w, "kind", "")), getattr(w, "name", None), gap, objective)
     collect_not_sized(spec)
-    if "facility" in spec.not_sized and w.facility.power is not None:
-        spec.not_sized["facility"] += (f"; the pinned facility.power ({w.facility.power:,.0f} W) could not be "
+    facility = getattr(w, "facility", None)
+    if "facility" in spec.not_sized and facility is not None and facility.power is not None:
+        spec.not_sized["facility"] += (f"; the pinned facility.power ({facility.power:,.0f} W) could not be "
                                        "checked against the cluster's power")
+    attach(spec, w, cat)
     return spec
+
+
+def _compile_layers(w: BaseModel, cat: Catalog) -> SystemSpec:
+    if isinstance(w, TrainingWorkload):
+        return compile_training(w, cat)
+    if isinstance(w, InferenceWorkload):
+        return compile_inference_spec(w, cat)
+    if isinstance(w, HpcWorkload):
+        return compile_hpc_spec(w, cat)
+    if isinstance(w, GenericWorkload):
+        return compile_generic_spec(w, cat)
+    raise InputError("kind", getattr(w, "kind", None), "one of: training, inference, hpc, generic")
 
 
 def _training_objective(w: TrainingWorkload) -> ObjectiveLayer:
