@@ -146,11 +146,11 @@ def test_measured_hbm_reaches_the_inference_and_hpc_models() -> None:
     lib = [("f", "accelerator.hbm_bandwidth_bytes_per_s", mv(3.0e12, "B/s", "accelerator", "h100-sxm"))]
     cat = bind(training(accelerator="h100-sxm"), CAT, lib).catalog
     dev = hpc_device(cat, "h100-sxm")
-    assert memory_rate(dev, "stream", application=False) == pytest.approx(3.0e12)
+    assert memory_rate(dev, "stream", "benchmark") == pytest.approx(3.0e12)
     # a stencil keeps its fitted ratio to streaming
-    assert memory_rate(dev, "stencil", application=False) == pytest.approx(3.0e12 * HPC.stencil_fraction
+    assert memory_rate(dev, "stencil", "benchmark") == pytest.approx(3.0e12 * HPC.stencil_fraction
                                                                           / HPC.stream_fraction)
-    assert memory_rate(hpc_device(CAT, "h100-sxm"), "stream", application=False) == pytest.approx(
+    assert memory_rate(hpc_device(CAT, "h100-sxm"), "stream", "benchmark") == pytest.approx(
         CAT.accelerator("h100-sxm").memory_bandwidth_bytes_per_s * HPC.stream_fraction)
     from workload_compiler.inference.device import serving_device
     assert serving_device(cat, "h100-sxm", None, "fp8", "fp8").device.hw.measured.hbm_bytes_per_s == 3.0e12

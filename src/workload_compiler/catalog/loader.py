@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from ..errors import InputError
+from ..errors import CatalogGap, InputError
 from ..perf.layout import Hardware, MeasuredRates
 from .schema import Accelerator, Nic, Switch, System
 
@@ -101,9 +101,10 @@ class Catalog:
         acc = self.accelerator(accelerator_id)
         if acc.id not in self.default_systems:
             held = self.systems_for(acc.id)
-            raise InputError("compute.system", None,
-                             f"{acc.id} has no reference system; name one"
-                             + (f" of: {', '.join(held)}" if held else " in a user catalog"))
+            raise CatalogGap([f"default_systems.{acc.id}"], f"a node to hold {acc.id} (the compute layer)",
+                             field="compute.system", value=None,
+                             hint=(f"name one of: {', '.join(held)}" if held
+                                   else "add a system holding it in a user catalog directory"))
         return self.systems[self.default_systems[acc.id]]
 
     def hardware(self, accelerator_id: str, system_id: str | None = None) -> Hardware:
@@ -129,10 +130,11 @@ class Catalog:
             needed["scale_up_bandwidth_bytes_per_s"] = scale_up
         missing = [k for k, v in needed.items() if v is None]
         if missing:
-            raise InputError("compute.accelerator", acc.id,
-                             f"an accelerator whose catalog entry has {', '.join(missing)}; "
-                             f"{acc.id} does not (unknown in its sources, or not supported by the "
-                             "hardware). Add the value in a user catalog directory to model it")
+            raise CatalogGap([f"accelerators.{acc.id}.{k}" for k in missing],
+                             f"the performance model of {acc.id} (the compute layer)",
+                             field="compute.accelerator", value=acc.id,
+                             hint=("not published, or not supported by the hardware: add it in a user "
+                                   "catalog directory to model it"))
         return Hardware(
             accelerator_id=acc.id,
             system_id=sys.id,

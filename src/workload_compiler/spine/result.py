@@ -17,6 +17,7 @@ from ..engagement.operations import OperationsLoad
 from ..engagement.questions import NextQuestions
 from ..engagement.register import BoundaryRegister
 from ..engagement.sheet import WorkloadSheet
+from ..errors import CatalogGap
 from ..generic.pipeline import PipelineSection
 from ..provenance import Assumption, Provenance
 from .doc import Doc as Doc
@@ -88,6 +89,18 @@ class ComputeLayer(Doc):
     warnings: list[str] = Field(default_factory=list)
 
 
+class NotSized(Doc):
+    """A layer the compile could not size: the catalog lacks a number it needs. The rest of the
+    specification is still built; this says which numbers are missing and what they would size."""
+
+    not_sized: str = Field(description="why the layer is not sized: the missing catalog numbers and what they size")
+    missing: list[str] = Field(default_factory=list, description="catalog paths of the missing numbers")
+
+    @classmethod
+    def from_gap(cls, gap: CatalogGap) -> NotSized:
+        return cls(not_sized=gap.reason, missing=list(gap.missing))
+
+
 class SearchSummary(Doc):
     evaluated: int
     seconds: float
@@ -149,6 +162,8 @@ class SystemSpec(Doc):
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
     measured: MeasuredSection | None = Field(default=None, description="measurements, bound to their machines")
     pins: dict[str, Any] = Field(default_factory=dict, description="the pins (dotted intake keys) applied by recompile")
+    not_sized: dict[str, str] = Field(
+        default_factory=dict, description="layer -> why it is not sized (a catalog number it needs is unknown)")
     # From requirement to supply (issue 9, seed 000): engagement/attach.py fills these after the layers.
     sheet: WorkloadSheet | None = None
     next_questions: NextQuestions | None = None
