@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .framework import GENERIC, FrameworkProfile
+
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
@@ -95,6 +97,9 @@ class TrainingSetup:
     # Fused (FlashAttention-style) attention core. False = the pre-2022 unfused path: QK^T and AV as
     # batched GEMMs plus a memory-bound softmax/dropout over the s x s scores (Megatron-LM 2021-22).
     flash_attention: bool = True
+    # What the training framework keeps in memory (master weights, gradient dtype, loss, FP8 copies,
+    # offload, allocator); the default is the generic profile, the largest term of the known ones.
+    framework: FrameworkProfile = GENERIC
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,7 +111,7 @@ class Hardware:
     peak_flops_bf16: float               # dense FLOP/s
     peak_flops_fp8: float | None         # dense FLOP/s; None when the accelerator has no FP8
     peak_flops_fp4: float | None
-    hbm_bytes: float
+    hbm_bytes: float                     # what a process can allocate (catalog process_memory_bytes)
     hbm_bandwidth_bytes_per_s: float
     scale_up_bandwidth_bytes_per_s: float   # per GPU, per direction
     scale_up_domain_gpus: int
