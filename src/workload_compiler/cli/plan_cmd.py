@@ -24,7 +24,6 @@ from ..catalog.loader import load_catalog
 from ..errors import Infeasible, InputError
 from ..intake.load import load_workload
 from ..intake.training import TrainingWorkload
-from ..perf.layout import TrainingSetup
 from ..perf.objective import time_to_train_s, total_training_flops
 from ..planner import (
     DeadlinePlan,
@@ -37,7 +36,7 @@ from ..planner import (
 from ..provenance import Trace
 from ..spine.gpu_count import check_pins
 from ..spine.training import check_precision, resolve_hardware
-from ..spine.training_defaults import resolve_run
+from ..spine.training_defaults import resolve_run, training_setup
 from ..units import format_bytes_decimal, format_count, format_duration
 from .common import err, out, user_errors
 
@@ -74,8 +73,7 @@ def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
     arch = resolve_model(w.model, trace)
     run = resolve_run(w, arch, trace)
     hw = resolve_hardware(w.compute, load_catalog(), trace)
-    setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size,
-                          precision=run.precision)
+    setup = training_setup(run)
     check_precision(setup, hw)
     pins = w.compute.parallelism
     gpus = w.compute.gpus or check_pins(pins, arch, w.compute.gpus)

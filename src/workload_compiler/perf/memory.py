@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arch.counts import param_counts
 from ..arch.model import ModelArch
 from ..errors import InputError
 from . import fitted_memory
@@ -119,7 +118,6 @@ def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
     _validate(setup, layout)
     fw = setup.framework
     sb = state_bytes(setup.precision, fw)
-    c = param_counts(arch)
     f8 = np.float64
     tp, pp, dp, cp = (layout.tp.astype(f8), layout.pp.astype(f8), layout.dp.astype(f8), layout.cp.astype(f8))
     vp, mbs = layout.vp.astype(f8), layout.mbs.astype(f8)
@@ -188,7 +186,9 @@ def _pick_rank(parts: list[dict[str, FloatArray]], st: Stages, pp: FloatArray, a
         "runtime": fix + frac * modeled, "total": fix + (1.0 + frac) * modeled,
     }
     if detail:
-        last = (lambda term: np.where(pp > 1, parts[2][term], parts[0][term]))
+        def last(term: str) -> FloatArray:
+            return np.asarray(np.where(pp > 1, parts[2][term], parts[0][term]))
+
         n_first, n_mid, n_last = st.layers
         out |= {
             "first_stage_total": fix + (1.0 + frac) * parts[0]["modeled"],

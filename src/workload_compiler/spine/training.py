@@ -28,7 +28,7 @@ from .collisions import alternatives, find_collisions
 from .gpu_count import TOP_K, GpuChoice, choose_gpus
 from .infrastructure import build_training_infrastructure, layer_dict
 from .result import ComputeLayer, ObjectiveLayer, ParallelismOut, SearchSummary, SystemSpec
-from .training_defaults import DEFAULT_ACCELERATOR, TrainingRunResolved, resolve_run
+from .training_defaults import DEFAULT_ACCELERATOR, TrainingRunResolved, resolve_run, training_setup
 
 STEP_FORMULA = "training step-time model (perf/step_time.py)"
 MEMORY_FORMULA = "training memory model (perf/memory.py)"
@@ -172,7 +172,7 @@ def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives
     arch = resolve_model(w.model, trace, "model")
     run = resolve_run(w, arch, trace)
     hw = resolve_hardware(w.compute, catalog, trace)
-    setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size, precision=run.precision)
+    setup = training_setup(run)
     check_precision(setup, hw)
 
     def recompile(variant: TrainingWorkload, cat: Catalog) -> SystemSpec:
