@@ -41,7 +41,7 @@ from ..errors import InputError
 from . import fitted_memory
 from .activations import LAYOUT_POLICIES, ActivationCoefficients, layer_activations, moe_dispatch_bytes_per_pair
 from .layout import FloatArray, IntArray, Layout, TrainingSetup
-from .model_states import STATE_BYTES, StateBytes, held_bytes_per_param, held_states, state_bytes
+from .model_states import STATE_BYTES, StateBytes, held_bytes_per_param, state_bytes, state_coefficients
 from .rank_params import rank_params
 from .stages import Stages, resolve_stages
 
@@ -140,14 +140,17 @@ def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
     inv_sp = inv_tp + (~layout.sp) * (1.0 - inv_tp)
     kept = (1.0 - fw.activation_offload_fraction) / vp
 
-    edp = tp * cp * dp / rp.ep_etp             # expert data-parallel group
+    dense_states = state_coefficients(zero, dp * cp, rp.dense_layer, multi, sb, fw)
+    # routed experts over the expert data-parallel group tp * cp * dp / (ep * etp)
+    expert_states = state_coefficients(zero, tp * cp * dp / rp.ep_etp, rp.expert_layer, multi, sb, fw) \
+        if arch.is_moe else None
     parts: list[dict[str, FloatArray]] = []
     for k in range(3):
         n, moe_n, ne, ex = st.layers[k], st.moe_layers[k], rp.dense[k], rp.expert[k]
-        w, g, o, step = held_states(zero, dp * cp, ne, rp.dense_layer, multi, sb, fw)
+        w, g, o, step = dense_states.held(ne)
         params = ne
-        if arch.is_moe:
-            ew, eg, eo, estep = held_states(zero, edp, ex, rp.expert_layer, multi, sb, fw)
+        if expert_states is not None:
+            ew, eg, eo, estep = expert_states.held(ex)
             w, g, o, step, params = w + ew, g + eg, o + eo, step + estep, ne + ex
         if sb.lowp_weight_cache:     # FP8/FP4 copies of the GEMM weights (none with ZeRO-3)
             gemm = (zero < 3) * (params - rp.not_gemm[k])
@@ -158,7 +161,8 @@ def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
         stored = tokens * per_layer * (st.in_flight[k] * kept)
         head_in = tokens * (4.0 * h) * inv_sp          # the final norm's and the head's inputs
         act = stored + rp.has_head[k] * (head_in + loss_over) + work
-        o = o + np.maximum(step - act, 0.0)  # the step's gradient copy and the activations never coexist
+        if fw.step_grad_copy_bytes:    # the step's gradient copy and the activations never coexist
+            o = o + np.maximum(step - act, 0.0)
         parts.append({"weights": w, "gradients": g, "optimizer": o, "activations": act,
                       "modeled": w + g + o + act, "params": params, "stored": stored})
     return _pick_rank(parts, st, pp, fw.allocator, detail, layout.shape,

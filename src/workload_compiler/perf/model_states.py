@@ -80,33 +80,69 @@ def held_bytes_per_param(zero: IntArray, shard: FloatArray | float, per_param: S
             per_param.optimizer * (1.0 + _SHARD_O[zero] * less))
 
 
+@dataclass(frozen=True)
+class StateCoefficients:
+    """Per-GPU state bytes of a parameter group (dense or routed experts) as linear coefficients, so
+    the three pipeline ranks cost a few multiplies each (the planner evaluates ~1e6 layouts at once):
+        weights   = weights_per_param * p + gathered_live * min(live, p)
+        gradients = grads_per_param * p + grads_bucket * min(bucket, p)
+        optimizer = optimizer_per_param * p;  step transient = step_per_param * p
+    for p parameters on the rank."""
+
+    weights_per_param: FloatArray
+    gathered_live: FloatArray
+    live: FloatArray
+    grads_per_param: FloatArray
+    grads_bucket: FloatArray
+    bucket: FloatArray
+    optimizer_per_param: FloatArray
+    step_per_param: FloatArray
+
+    def held(self, params: FloatArray | float) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """(weights, gradients, optimizer, step transient) bytes of `params` parameters per GPU."""
+        p = np.asarray(params, dtype=np.float64)
+        weights = self.weights_per_param * p + self.gathered_live * np.minimum(self.live, p)
+        grads = self.grads_per_param * p + self.grads_bucket * np.minimum(self.bucket, p)
+        return weights, grads, self.optimizer_per_param * p, self.step_per_param * p
+
+
+def state_coefficients(zero: IntArray, shard: FloatArray, layer: FloatArray | float, pipelined: FloatArray,
+                       sb: StateBytes, fw: FrameworkProfile) -> StateCoefficients:
+    """The coefficients of one parameter group under ZeRO stage `zero` over `shard` ranks; the
+    group's largest layer holds `layer` parameters per GPU; `pipelined` is 1.0 where pp > 1. The
+    terms (module docstring): sharded storage, the gathered working copy (two layers, or the whole
+    stage when pipelined; every layer under FSDP's ZeRO-2), one layer's unsharded gradient at
+    ZeRO >= 2 (the whole stage's when ZeRO-3 is pipelined), the optimizer and its step copy."""
+    w, g, o = held_bytes_per_param(zero, shard, sb)
+    inv = 1.0 / shard
+    z3, z2, z1, is_z2 = _SHARD_W[zero], _SHARD_G[zero], _SHARD_O[zero], _IS_Z2[zero]
+    gathered_all = z3 * pipelined
+    if fw.fsdp_param_storage:        # ZeRO-2 shards the fp32 parameter storage and keeps every layer gathered
+        w = w + is_z2 * sb.weights * (inv - 1.0)
+        gathered_all = gathered_all + is_z2
+    live = np.asarray(2.0 * layer, dtype=np.float64)
+    if fw.zero3_live_params:
+        live = np.minimum(live, fw.zero3_live_params)
+    bucket = np.asarray(layer, dtype=np.float64)
+    if fw.grad_bucket_params:
+        bucket = np.minimum(bucket, fw.grad_bucket_params)
+    g_all = sb.gradients * z3 * pipelined      # the pipelined ZeRO-3 stage's unsharded gradients
+    kept = 1.0 - fw.optimizer_offload_fraction
+    return StateCoefficients(
+        weights_per_param=w + fw.gathered_param_bytes * gathered_all,
+        gathered_live=fw.gathered_param_bytes * z3 * (1.0 - pipelined), live=live,
+        grads_per_param=g + g_all, grads_bucket=sb.gradients * z2 - g_all, bucket=bucket,
+        optimizer_per_param=o * kept,
+        step_per_param=fw.step_grad_copy_bytes * (1.0 + z1 * (inv - 1.0)) * kept)
+
+
 def held_states(zero: IntArray, shard: FloatArray, params: FloatArray | float, layer: FloatArray | float,
                 pipelined: FloatArray, sb: StateBytes, fw: FrameworkProfile,
                 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-    """(weights, gradients, optimizer, step transient) bytes of `params` parameters per GPU (the
-    largest layer holds `layer` of them) with their transients, ZeRO stage `zero` over `shard`
-    ranks; `pipelined` is 1.0 where pp > 1. The step transient (the fp32 gradient copy some
-    optimizers make) exists only after the backward pass. See the module docstring."""
-    w, g, o = held_bytes_per_param(zero, shard, sb)
-    p = np.asarray(params, dtype=np.float64)
-    z3, z2, z1 = _SHARD_W[zero], _SHARD_G[zero], _SHARD_O[zero]
-    if fw.fsdp_param_storage:        # ZeRO-2 shards the fp32 parameter storage as well
-        w = w + _IS_Z2[zero] * sb.weights * (1.0 / shard - 1.0)
-    live = np.minimum(2.0 * layer, p)
-    if fw.zero3_live_params:
-        live = np.minimum(live, fw.zero3_live_params)
-    gathered = z3 * (pipelined * p + (1.0 - pipelined) * live)
-    if fw.fsdp_param_storage:
-        gathered = gathered + _IS_Z2[zero] * p
-    bucket = np.minimum(layer, p)
-    if fw.grad_bucket_params:
-        bucket = np.minimum(bucket, fw.grad_bucket_params)
-    weights = w * p + fw.gathered_param_bytes * gathered
-    grads = g * p + sb.gradients * (z2 * bucket + z3 * pipelined * (p - bucket))
-    kept = 1.0 - fw.optimizer_offload_fraction
-    optimizer = o * p * kept
-    step = fw.step_grad_copy_bytes * p * (1.0 + z1 * (1.0 / shard - 1.0)) * kept
-    return weights, grads, optimizer, step
+    """(weights, gradients, optimizer, step transient) bytes of `params` parameters per GPU; the
+    step transient (the fp32 gradient copy some optimizers make) exists only after the backward."""
+    return state_coefficients(zero, shard, layer, pipelined, sb, fw).held(params)
 
 
-__all__ = ["LOWP_COPY_BYTES", "STATE_BYTES", "StateBytes", "held_bytes_per_param", "held_states", "state_bytes"]
+__all__ = ["LOWP_COPY_BYTES", "STATE_BYTES", "StateBytes", "StateCoefficients", "held_bytes_per_param", "held_states",
+           "state_bytes", "state_coefficients"]
