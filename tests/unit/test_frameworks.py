@@ -20,7 +20,7 @@ from workload_compiler.errors import InputError
 from workload_compiler.intake.load import parse_workload
 from workload_compiler.perf.framework import GENERIC, FrameworkProfile
 from workload_compiler.provenance import Trace
-from workload_compiler.spine.training_defaults import resolve_framework, training_setup
+from workload_compiler.spine.training_defaults import resolve_framework
 
 REQUIRED = {"generic", "megatron", "nemo", "torchtitan", "fsdp", "llm-foundry", "deepspeed", "maxtext"}
 _META = {"id", "name", "source", "aliases"}
@@ -125,12 +125,13 @@ def test_unstated_framework_is_an_assumption_with_why() -> None:
 
 
 def test_training_setup_carries_the_profile() -> None:
-    from workload_compiler.arch.presets import preset_arch
-    from workload_compiler.spine.training_defaults import resolve_run
-    w = _workload("llm-foundry")
-    run = resolve_run(w, preset_arch("llama3-8b"), Trace())
-    setup = training_setup(run)
-    assert setup.framework.id == "llm-foundry" and setup.flash_attention
+    """compile and plan resolve the intake through the same function (spine/training.py
+    resolve_training), so both run the memory model with the intake's profile."""
+    from workload_compiler.catalog.loader import load_catalog
+    from workload_compiler.spine.training import resolve_training
+    r = resolve_training(_workload("llm-foundry"), load_catalog())
+    assert r.setup.framework.id == "llm-foundry"
+    assert resolve_training(_workload(None), load_catalog()).setup.framework.id == "generic"
 
 
 def test_bad_framework_in_the_intake_names_the_field() -> None:

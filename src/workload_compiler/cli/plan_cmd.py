@@ -19,7 +19,6 @@ from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..arch.resolve import resolve_model
 from ..catalog.loader import load_catalog
 from ..errors import Infeasible, InputError
 from ..intake.load import load_workload
@@ -33,10 +32,8 @@ from ..planner import (
     plan_for_deadline,
     search,
 )
-from ..provenance import Trace
 from ..spine.gpu_count import check_pins
-from ..spine.training import check_precision, resolve_hardware
-from ..spine.training_defaults import resolve_run, training_setup
+from ..spine.training import resolve_training
 from ..units import format_bytes_decimal, format_count, format_duration
 from .common import err, out, user_errors
 
@@ -69,12 +66,8 @@ class LazyProgress:
 
 
 def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
-    trace = Trace()
-    arch = resolve_model(w.model, trace)
-    run = resolve_run(w, arch, trace)
-    hw = resolve_hardware(w.compute, load_catalog(), trace)
-    setup = training_setup(run)
-    check_precision(setup, hw)
+    r = resolve_training(w, load_catalog())      # the same resolution (and TrainingSetup) as compile
+    arch, run, hw, setup, trace = r.arch, r.run, r.hardware, r.setup, r.trace
     pins = w.compute.parallelism
     gpus = w.compute.gpus or check_pins(pins, arch, w.compute.gpus)
     published = best_published_mfu(hw.accelerator_id, setup.precision)

@@ -12,7 +12,6 @@ from ..arch.model import ModelArch
 from ..catalog.frameworks import framework_names, framework_profile
 from ..intake.training import TrainingWorkload
 from ..perf.framework import GENERIC, FrameworkProfile
-from ..perf.layout import TrainingSetup
 from ..provenance import Trace
 
 DEFAULT_PRECISION = "bf16"
@@ -75,8 +74,3 @@ def resolve_framework(w: TrainingWorkload, trace: Trace) -> FrameworkProfile:
                   f"{', '.join(n for n in framework_names() if n != 'generic')}) for its own profile")
     return profile
 
-
-def training_setup(run: TrainingRunResolved) -> TrainingSetup:
-    """What the performance model reads of a resolved run (the same for compile and plan)."""
-    return TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size, precision=run.precision,
-                         flash_attention=run.framework.flash_attention, framework=run.framework)

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from ..perf.memory import training_memory_bytes
 from .memory_peaks import measured_peak_records, peak_case
 from .record_layout import least_memory, memory_cases
-from .rules import group_of
+from .training_intake import group_of
 
 GIB = 2.0**30
 FIXED_GIB = np.arange(0.0, 12.0001, 0.25)
@@ -102,7 +102,7 @@ def _modeled(terms: Mapping[str, Any]) -> float:
 
 
 def family_of(record_id: str) -> str:
-    """The source family of a record: validation/rules.py's groups, llm-foundry's 'mpt' rows."""
+    """The source family of a record (validation/training_intake.py: its id's longest family prefix)."""
     return group_of(record_id)
 
 

@@ -1,47 +1,45 @@
-"""A published training record -> the memory model's inputs (ModelArch, TrainingSetup, Layout) and
-the HBM of its GPU, read from the record's own fields only.
+"""A published training run -> the memory model's inputs through the user's path, and the GPU's memory.
 
-Used to check the invariant that a run that ran is judged to fit (tests/unit/test_memory_fit_records.py).
-Every value the record does not state is filled by a named rule and listed in `notes`:
-- layout: tp, pp, cp, ep, etp, vp = 1 where not stated; an FSDP row (`fsdp` a strategy name or a
-  shard count) with no dp has dp = the GPU count. `fsdp: FULL_SHARD` (PyTorch FSDP) or a shard
-  count > 0 (FSDP2, Megatron-FSDP) = ZeRO-3, `SHARD_GRAD_OP` = ZeRO-2 (torch.distributed.fsdp
-  ShardingStrategy docs); `zero_stage` as stated; otherwise the framework profile's default
-  (Megatron-Core recipes: the distributed optimizer = ZeRO-1; a source family's own rule in
-  validation/rules.py wins, e.g. 2021 Megatron-LM had no distributed optimizer).
-- recompute: the record's text ("full" -> full, "selective (attention core)" -> selective,
-  "selective op"/"per-op" -> op_selective, "none"); not stated -> the source family's rule, else
-  the framework profile's default.
-- precision: FP8-MX -> mxfp8, NVFP4 -> nvfp4, any other FP8 -> fp8 (per-tensor), else bf16.
-- model: the record's layers/hidden/heads/kv_heads/ffn/vocab/experts. Where a catalog preset has the
-  family (its id starts with the record's family) and the same layers, hidden size, heads and
-  expert count, its remaining fields (MLA ranks, shared
-  experts, leading dense layers, vocabulary, tied embeddings) are taken from it. Otherwise gated
-  MLP except for GPT/MPT families; tied embeddings where the record's params_b matches the tied
-  count better than the untied one.
+For the invariant that a run that ran is judged to fit (tests/unit/test_memory_fit_records.py).
+Each record becomes the intake a user would write (validation/training_intake.py `record_intake`:
+the model preset, the run, every parallel degree the record states, its source's defaults), plus
+`training.framework` from the record's own `framework` text (FRAMEWORK_KEYWORDS) where the intake
+does not name one; the intake is resolved by the spine's `resolve_training`, the same function
+compile and plan call, so the ModelArch, TrainingSetup (with the framework profile) and Hardware
+(whose `hbm_bytes` is the memory the GPU exposes to a process) are the product's own. The layout
+is the intake's parallelism: what it leaves open takes the framework's default (ZeRO stage,
+sequence parallelism with TP), and a recompute the *record* does not state is judged with every
+mode the framework offers (the planner's recompute axis), since a source default for it is a
+guess about the run. Pinned pipeline splits (first/last stage, layout strings) are not applied:
+the even split of perf/stages.py is charged. A model given by its fields ties its embeddings where
+the record's stated parameter count matches the tied model better.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from ..arch.counts import param_counts
 from ..arch.model import ModelArch
-from ..arch.presets import list_presets, preset_arch
+from ..arch.resolve import resolve_model
 from ..catalog.frameworks import framework_profile
 from ..catalog.loader import load_catalog
 from ..errors import InputError
+from ..intake.load import parse_workload
+from ..intake.training import TrainingWorkload
 from ..perf.framework import FrameworkProfile
-from ..perf.layout import Layout, TrainingSetup
+from ..perf.layout import RECOMPUTE_CODES, Layout, TrainingSetup
 from ..perf.memory import training_memory_bytes
-from .rules import GROUP_RULES, group_of
+from ..provenance import Trace
+from ..spine.training import resolve_training
+from ..spine.training_defaults import resolve_run
+from .training_intake import NotCompiled, load_records, record_intake
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,10 +76,6 @@ def framework_of_text(text: str | None) -> FrameworkProfile:
     return framework_profile("generic")
 
 
-def _int(v: Any, default: int) -> int:
-    return default if v is None else int(v)
-
-
 def states_layout_and_micro_batch(rec: dict[str, Any]) -> bool:
     """The records the invariant covers: a micro-batch, and a dp degree or an FSDP strategy."""
     p, b = rec.get("parallelism") or {}, rec.get("batch") or {}
@@ -89,157 +83,78 @@ def states_layout_and_micro_batch(rec: dict[str, Any]) -> bool:
 
 
 def memory_case(rec: dict[str, Any]) -> MemoryCase:
-    """The memory model's inputs for one record; NotExpressible when a needed field is missing."""
-    notes: list[str] = []
+    """The memory model's inputs for one record; NotExpressible with the reason otherwise."""
     if not states_layout_and_micro_batch(rec):
         raise NotExpressible("no micro-batch or no data-parallel layout stated")
-    described = " ".join(str(rec.get(k) or "") for k in ("id", "framework", "notes")).lower()
-    if "lora" in described:
-        raise NotExpressible("LoRA fine-tuning: frozen base weights hold no gradients or optimizer "
-                             "state (training.finetune is not modeled)")
-    fw = framework_of_text(rec.get("framework"))
-    notes.append(f"framework profile {fw.id} (record: {rec.get('framework')!r})")
-    rule = GROUP_RULES.get(group_of(rec["id"]))
-    p, b = rec["parallelism"], rec["batch"]
-    gpus = _int(rec["hardware"].get("count"), 0)
-    mp = p.get("model_parallel_size")
-    tp = _int(p.get("tp"), 8 if mp and mp >= 8 else 1)
-    pp = _int(p.get("pp"), mp // tp if mp else 1)
-    cp = _int(p.get("cp"), 1)
-    fsdp = p.get("fsdp")
-    dp = _int(p.get("dp"), gpus // (tp * pp * cp))
-    if tp * pp * cp * dp != gpus:
-        raise NotExpressible(f"tp*pp*cp*dp = {tp * pp * cp * dp} != {gpus} GPUs")
-    zero = _zero(p, fsdp, rule.zero if rule else fw.default_zero_stage, notes)
-    recompute = _recompute(rec.get("recompute"), rule.recompute_default if rule else fw.default_recompute, notes)
-    codes = (recompute,) if rec.get("recompute") else fw.recompute_modes
-    sp = p.get("sequence_parallel")
-    if sp is None:
-        sp = tp > 1 and (rule.sequence_parallel if rule else fw.sequence_parallel)
-    vp = _int(p.get("vp"), 1)
-    layout = Layout.of(tp=tp, pp=pp, dp=dp, cp=cp, ep=_int(p.get("ep"), 1), etp=_int(p.get("etp"), 1), vp=vp,
-                       mbs=int(b["micro_batch"]), recompute=recompute, sp=bool(sp), zero=zero)
-    gbs = b.get("global_batch_seqs") or dp * (b.get("local_batch_per_dp_rank") or b["micro_batch"])
-    flash = rule.flash_attention if rule else fw.flash_attention
-    setup = TrainingSetup(seq_len=int(rec["model"]["seq_len"]), global_batch_size=int(gbs),
-                          precision=_precision(rec.get("precision")), flash_attention=flash, framework=fw)
-    acc_name = str(rec["hardware"].get("accelerator") or "")
     try:
-        acc = load_catalog().accelerator(acc_name)
-    except InputError:
-        raise NotExpressible(f"accelerator {acc_name!r} not in the catalog") from None
-    return MemoryCase(id=rec["id"], arch=_arch(rec["model"], notes), setup=setup, layout=layout,
-                      hbm_bytes=acc.process_memory_bytes, accelerator=acc.id, framework=fw, recompute_codes=codes,
-                      notes=tuple(notes))
+        ri = record_intake(rec)
+    except NotCompiled as exc:
+        raise NotExpressible(str(exc)) from None
+    intake = copy.deepcopy(ri.intake)
+    notes = list(ri.notes)
+    training = intake.setdefault("training", {})
+    if "framework" not in training:
+        training["framework"] = framework_of_text(rec.get("framework")).id
+        notes.append(f"training.framework {training['framework']} (record: {rec.get('framework')!r})")
+    w = parse_workload(intake)
+    assert isinstance(w, TrainingWorkload)
+    arch, setup, hbm, acc = _resolve(w, notes)
+    arch = _tied_if_stated(arch, rec, intake, notes)
+    fw = setup.framework
+    par = w.compute.parallelism
+    tp, pp, cp = par.tp or 1, par.pp or 1, par.cp or 1
+    zero = par.zero_stage if par.zero_stage is not None else fw.default_zero_stage
+    sp = par.sequence_parallel if par.sequence_parallel is not None else (tp > 1 and fw.sequence_parallel)
+    stated = rec.get("recompute")
+    code = RECOMPUTE_CODES[par.recompute] if par.recompute is not None else fw.default_recompute
+    codes = (code,) if stated else fw.recompute_modes
+    if not stated:
+        notes.append("recompute not stated by the record: judged with each mode the framework offers")
+    layout = Layout.of(tp=tp, pp=pp, dp=par.dp, cp=cp, ep=par.ep or 1, etp=par.etp or 1, vp=par.vp or 1,
+                       mbs=par.micro_batch_size or 1, recompute=code, sp=bool(sp), zero=zero)
+    return MemoryCase(id=ri.id, arch=arch, setup=setup, layout=layout, hbm_bytes=hbm, accelerator=acc,
+                      framework=fw, recompute_codes=tuple(codes), notes=tuple(notes))
 
 
-def _zero(p: dict[str, Any], fsdp: Any, default: int, notes: list[str]) -> int:
-    if p.get("zero_stage") is not None:
-        return int(p["zero_stage"])
-    if isinstance(fsdp, str):
-        return {"FULL_SHARD": 3, "HYBRID_SHARD": 3, "SHARD_GRAD_OP": 2, "NO_SHARD": 0}[fsdp.upper()]
-    if fsdp is True:
-        return 2
-    if isinstance(fsdp, int) and fsdp > 0:
-        return 3
-    notes.append(f"ZeRO stage {default} (framework default; not stated)")
-    return default
+def _resolve(w: TrainingWorkload, notes: list[str]) -> tuple[ModelArch, TrainingSetup, float, str]:
+    """The spine's resolution; where the catalog cannot build the accelerator's performance view
+    (a number the step-time model needs is unpublished), the memory model still runs: the same
+    model and run resolution and the accelerator's memory, noted."""
+    catalog = load_catalog()
+    try:
+        r = resolve_training(w, catalog)
+        return r.arch, r.setup, r.hardware.hbm_bytes, r.hardware.accelerator_id
+    except InputError as exc:
+        if exc.field != "compute.accelerator" or w.compute.accelerator is None:
+            raise NotExpressible(f"intake not resolved: {exc}") from None
+        missing = exc.allowed.split(";")[0]
+    acc = catalog.accelerator(w.compute.accelerator)
+    notes.append(f"{acc.id}: no performance view in the catalog ({missing}); memory only")
+    trace = Trace()
+    arch = resolve_model(w.model, trace, "model")
+    run = resolve_run(w, arch, trace)
+    setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size, precision=run.precision,
+                          flash_attention=w.training.attention_kernel != "unfused", framework=run.framework)
+    return arch, setup, acc.process_memory_bytes, acc.id
 
 
-def _recompute(text: str | None, default: int, notes: list[str]) -> int:
-    t = (text or "").lower()
-    if not t:
-        notes.append("recompute not stated: judged with each mode the framework offers (the planner's axis)")
-        return default
-    if t.startswith("full"):
-        return 2
-    if t.startswith("none") or t.startswith("no "):
-        return 0
-    if "op" in t or "layer" in t or "every n" in t:
-        return 3
-    if t.startswith("selective"):
-        return 1
-    raise NotExpressible(f"recompute {text!r} not understood")
-
-
-def _precision(text: str | None) -> str:
-    t = (text or "").lower()
-    if "nvfp4" in t:
-        return "nvfp4"
-    if "fp8-mx" in t or "mxfp8" in t:
-        return "mxfp8"
-    return "fp8" if ("fp8" in t or "float8" in t) else "bf16"
-
-
-def _matching_preset(m: dict[str, Any]) -> ModelArch | None:
-    experts = int(m.get("moe_experts") or 0)
-    family = re.match(r"[a-z]+\d*", str(m.get("family") or "").lower())
-    if family is None:
-        return None
-    for pid in list_presets():
-        if not pid.startswith(family.group(0)):
-            continue
-        a = preset_arch(pid)
-        if (a.layers, a.hidden_size, a.attention_heads, a.moe_experts) == (
-                int(m["layers"]), int(m["hidden"]), int(m["heads"]), experts):
-            return a
-    return None
-
-
-def _arch(m: dict[str, Any], notes: list[str]) -> ModelArch:
-    if not m.get("layers") or not m.get("hidden") or not m.get("heads"):
-        raise NotExpressible("architecture (layers/hidden/heads) not given")
-    base = _matching_preset(m)
-    fam = str(m.get("family") or "").lower()
-    h, heads = int(m["hidden"]), int(m["heads"])
-    moe = m.get("arch") == "moe"
-    values: dict[str, Any] = base.model_dump() if base else {
-        "head_dim": h // heads, "mlp": "gelu" if fam.startswith(("gpt", "mpt")) else "swiglu",
-        "vocab_size": 51200, "tied_embeddings": False, "source": "record"}
-    if base:
-        notes.append(f"architecture details from preset {base.name} (same layers, hidden, heads, experts)")
-    values |= {"name": m["name"], "layers": int(m["layers"]), "hidden_size": h, "attention_heads": heads}
-    if m.get("kv_heads"):
-        values["kv_heads"] = int(m["kv_heads"])
-    values.setdefault("kv_heads", heads)
-    if m.get("vocab"):
-        values["vocab_size"] = int(m["vocab"])
-    elif not base:
-        notes.append("vocab 51200 (not stated)")
-    if moe:
-        values |= {"moe_experts": int(m["moe_experts"]), "moe_top_k": int(m["moe_topk"])}
-        if m.get("moe_ffn"):
-            values["moe_ffn_hidden_size"] = int(m["moe_ffn"])
-        elif not base:
-            values["moe_ffn_hidden_size"] = int(m["ffn"])
-        if m.get("ffn") and (not base or base.ffn_hidden_size):
-            values["ffn_hidden_size"] = int(m["ffn"])
-    elif m.get("ffn"):
-        values["ffn_hidden_size"] = int(m["ffn"])
-    else:
-        values.setdefault("ffn_hidden_size", 4 * h)
-    arch = ModelArch(**values)
-    if not base and m.get("params_b"):
-        arch = _tied_if_closer(arch, float(m["params_b"]) * 1e9, notes)
-    return arch
-
-
-def _tied_if_closer(arch: ModelArch, stated: float, notes: list[str]) -> ModelArch:
+def _tied_if_stated(arch: ModelArch, rec: dict[str, Any], intake: dict[str, Any], notes: list[str]) -> ModelArch:
+    """A model given by its fields ties its embeddings where the record's stated parameter count
+    matches the tied model better (MPT: modeling_mpt.py 'only supports tied word embeddings')."""
+    stated = (rec.get("model") or {}).get("params_b")
+    if "preset" in intake["model"] or "tied_embeddings" in intake["model"] or not stated or arch.tied_embeddings:
+        return arch
     tied = arch.model_copy(update={"tied_embeddings": True})
-    if abs(param_counts(tied).total - stated) < abs(param_counts(arch).total - stated):
-        notes.append("tied embeddings (the stated parameter count matches the tied model)")
+    n = float(stated) * 1e9
+    if abs(param_counts(tied).total - n) < abs(param_counts(arch).total - n):
+        notes.append("tied embeddings (the record's parameter count matches the tied model)")
         return tied
     return arch
 
 
 def load_training_records(calibration_dir: Path) -> list[dict[str, Any]]:
     """Every record of training_public.yaml and training_added.yaml."""
-    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    out: list[dict[str, Any]] = []
-    for name in ("training_public.yaml", "training_added.yaml"):
-        with (Path(calibration_dir) / name).open(encoding="utf-8") as fh:
-            out += list(yaml.load(fh, Loader=loader)["records"])
-    return out
+    return load_records(calibration_dir)
 
 
 def memory_cases(records: list[dict[str, Any]]) -> tuple[list[MemoryCase], list[tuple[str, str]]]:
