@@ -22,6 +22,7 @@ from .intake.inference import InferenceWorkload
 from .intake.load import load_workload, parse_workload, read_intake, workload_model
 from .intake.pins import apply_pins
 from .intake.training import TrainingWorkload
+from .measure.apply import bind_measurements
 from .spine.generic import compile_generic_spec
 from .spine.result import SystemSpec
 from .spine.serving import compile_hpc_spec, compile_inference_spec
@@ -44,10 +45,12 @@ def as_workload(intake: Intake) -> BaseModel:
 def compile_workload(workload: Intake, catalog: Catalog | None = None) -> SystemSpec:
     """Dispatch on the workload's kind, then the engagement sections (sheet, boundary, register,
     operations, acceptance, MIG). Infeasible workloads come back with `feasible=False`."""
-    cat = catalog or load_catalog()
     w = prepare(as_workload(workload))
-    spec = _compile_layers(w, cat)
-    attach(spec, w, cat)
+    # Measurements are checked against the machines this intake sizes (a measurement of another is
+    # refused) and applied through the catalog's hardware view to their own machine only.
+    bound = bind_measurements(w, catalog or load_catalog())
+    spec = bound.annotate(_compile_layers(w, bound.catalog))
+    attach(spec, w, bound.catalog)
     return spec
 
 

@@ -25,7 +25,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..errors import InputError
-from ..perf.layout import Hardware
+from ..perf.layout import Hardware, MeasuredRates
 from .schema import Accelerator, Nic, Switch, System
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -62,6 +62,15 @@ class Catalog:
     aliases: dict[str, dict[str, str]] = field(default_factory=dict)   # kind -> alias -> id
     default_systems: dict[str, str] = field(default_factory=dict)      # accelerator id -> system id
     tables: dict[str, Any] = field(default_factory=dict)               # reference tables, verbatim
+    # Rates measured on one machine, keyed (kind, id): ("accelerator", "h100-sxm"), ("node", "dgx-h100").
+    # Filled per compile by measure/apply.py; the hardware view applies them to that machine only.
+    measured: dict[tuple[str, str], MeasuredRates] = field(default_factory=dict)
+
+    def measured_rates(self, accelerator_id: str, system_id: str) -> MeasuredRates:
+        """What was measured on this accelerator (GEMM, HBM) and this node type (bus bandwidth)."""
+        acc = self.measured.get(("accelerator", accelerator_id), MeasuredRates())
+        node = self.measured.get(("node", system_id), MeasuredRates())
+        return MeasuredRates(gemm=acc.gemm, hbm_bytes_per_s=acc.hbm_bytes_per_s, busbw=node.busbw)
 
     def _find(self, kind: str, entries: Mapping[str, M], name: str) -> M:
         key = normalize(str(name))
@@ -138,6 +147,7 @@ class Catalog:
             scale_out_bandwidth_bytes_per_s=(
                 sys.scale_out_nics_per_node * sys.scale_out_nic_bits_per_s / 8 / sys.gpus_per_node),
             tdp_w=_known(acc.tdp_w),
+            measured=self.measured_rates(acc.id, sys.id),
         )
 
 

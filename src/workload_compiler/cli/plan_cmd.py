@@ -23,6 +23,7 @@ from ..catalog.loader import load_catalog
 from ..errors import Infeasible, InputError
 from ..intake.load import load_workload
 from ..intake.training import TrainingWorkload
+from ..measure.apply import bind_measurements
 from ..perf.objective import time_to_train_s, total_training_flops
 from ..planner import (
     DeadlinePlan,
@@ -66,7 +67,9 @@ class LazyProgress:
 
 
 def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
-    r = resolve_training(w, load_catalog())      # the same resolution (and TrainingSetup) as compile
+    # the same resolution (and TrainingSetup) as compile, with the same measured rates (measure/apply.py:
+    # a measurement of another machine is refused)
+    r = resolve_training(w, bind_measurements(w, load_catalog()).catalog)
     arch, run, hw, setup, trace = r.arch, r.run, r.hardware, r.setup, r.trace
     pins = w.compute.parallelism
     gpus = w.compute.gpus or check_pins(pins, arch, w.compute.gpus)

@@ -33,6 +33,7 @@ class Device:
     cpu_cores_per_node: int | None
     host_memory_bytes_per_node: float | None
     cpu: str
+    measured_hbm_bytes_per_s: float | None = None   # sustained, measured on this accelerator (wkc calibrate)
 
     @property
     def is_amd(self) -> bool:
@@ -62,4 +63,4 @@ def hpc_device(catalog: Catalog, accelerator: str, system: str | None = None) ->
         scale_out_bandwidth_bytes_per_s=(sys.scale_out_nics_per_node * sys.scale_out_nic_bits_per_s
                                          / 8.0 / sys.gpus_per_node),
         cpu_cores_per_node=sys.cpu_cores_per_node, host_memory_bytes_per_node=sys.host_memory_bytes_per_node,
-        cpu=sys.cpu)
+        cpu=sys.cpu, measured_hbm_bytes_per_s=catalog.measured_rates(acc.id, sys.id).hbm_bytes_per_s)

@@ -81,7 +81,11 @@ def memory_rate(device: Device, access: str, application: bool = True, c: HpcCon
     """Sustained HBM bytes/s: stream_fraction or stencil_fraction of the datasheet bandwidth,
     x amd_kernel_fraction for application kernels on AMD (not for STREAM itself)."""
     share = c.stencil_fraction if access == "stencil" else c.stream_fraction
-    return device.memory_bandwidth_bytes_per_s * share * (vendor_fraction(device, c) if application else 1.0)
+    # A stream bandwidth measured on this accelerator replaces stream_fraction x datasheet; a stencil
+    # keeps its fitted ratio to streaming.
+    measured = device.measured_hbm_bytes_per_s
+    base = measured * share / c.stream_fraction if measured else device.memory_bandwidth_bytes_per_s * share
+    return base * (vendor_fraction(device, c) if application else 1.0)
 
 
 def vendor_fraction(device: Device, c: HpcConstants = FITTED) -> float:

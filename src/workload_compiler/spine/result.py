@@ -95,6 +95,35 @@ class SearchSummary(Doc):
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class MeasuredEntry(Doc):
+    """One measured value as the compile used it (or recorded it, with why not applied)."""
+
+    field: str = Field(description="the measurable field (measure/fields.py)")
+    value: float = Field(description="SI value, in `unit`")
+    unit: str
+    spread: float | None = Field(default=None, description="standard deviation over the repeats, in `unit`")
+    repeats: int | None = None
+    machine_kind: str
+    machine_id: str
+    machine: str = Field(description="the machine it was measured on, as a person reads it")
+    date: str
+    tool: str
+    origin: str = Field(description="'intake' or the calibration file it came from")
+    status: str = Field(description="applied (replaces the assumption named in `replaces`) or recorded")
+    replaces: str
+    note: str | None = None
+
+
+class MeasuredSection(Doc):
+    """Measurements bound to the machine they were taken on; applied to that machine only."""
+
+    entries: list[MeasuredEntry] = Field(default_factory=list)
+    calibration_files: list[str] = Field(default_factory=list)
+    sized_accelerators: list[str] = Field(default_factory=list)
+    sized_systems: list[str] = Field(default_factory=list)
+    sized_why: str = ""
+
+
 class SystemSpec(Doc):
     """The six-layer specification of one workload."""
 
@@ -118,6 +147,7 @@ class SystemSpec(Doc):
     search: SearchSummary | dict[str, Any] | None = None
     collisions: list[dict[str, Any]] = Field(default_factory=list)
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
+    measured: MeasuredSection | None = Field(default=None, description="measurements, bound to their machines")
     pins: dict[str, Any] = Field(default_factory=dict, description="the pins (dotted intake keys) applied by recompile")
     # From requirement to supply (issue 9, seed 000): engagement/attach.py fills these after the layers.
     sheet: WorkloadSheet | None = None
