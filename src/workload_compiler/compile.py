@@ -26,9 +26,10 @@ from .measure.apply import bind_measurements
 from .provenance import Trace
 from .spine.gaps import collect_not_sized, gap_spec
 from .spine.generic import compile_generic_spec
-from .spine.result import ObjectiveLayer, SystemSpec
+from .spine.result import Band, ObjectiveLayer, SystemSpec
 from .spine.serving import compile_hpc_spec, compile_inference_spec
 from .spine.training import compile_training
+from .spine.uncertainty import spec_uncertainty
 
 Intake = BaseModel | Mapping[str, Any] | str | Path
 
@@ -68,7 +69,17 @@ def compile_workload(workload: Intake, catalog: Catalog | None = None) -> System
         spec.not_sized["facility"] += (f"; the pinned facility.power ({facility.power:,.0f} W) could not be "
                                        "checked against the cluster's power")
     attach(spec, w, cat)
+    spec.uncertainty = uncertainty_of(spec, cat)
     return spec
+
+
+def uncertainty_of(spec: SystemSpec, cat: Catalog) -> dict[str, Band]:
+    """The bands of the spec's headline numbers, by its accelerator's generation (spine/uncertainty.py)."""
+    accelerator = spec.compute.get("accelerator") if isinstance(spec.compute, dict) else getattr(
+        spec.compute, "accelerator", None)
+    if not accelerator:
+        return {}
+    return spec_uncertainty(spec, cat.accelerator(str(accelerator)).architecture)
 
 
 def _compile_layers(w: BaseModel, cat: Catalog) -> SystemSpec:

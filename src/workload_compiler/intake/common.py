@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..arch.model import MlpKind
 from ..units import Count
 
-RecomputeMode = Literal["none", "selective", "full", "op_selective"]
+RecomputeMode = Literal["none", "selective", "full", "op_selective", "modules"]
 
 
 class Strict(BaseModel):

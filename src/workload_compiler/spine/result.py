@@ -137,6 +137,15 @@ class MeasuredSection(Doc):
     sized_why: str = ""
 
 
+class Band(Doc):
+    """The range the true value lay in for held-out runs of this kind; low/high None = not validated."""
+
+    low: float | None = Field(default=None, description="lower end, in the unit of the number it qualifies")
+    high: float | None = Field(default=None, description="upper end, in the unit of the number it qualifies")
+    basis: str = Field(description="what the band rests on: the kind, how many held-out runs, their error")
+
+
+
 class SystemSpec(Doc):
     """The six-layer specification of one workload."""
 
@@ -162,6 +171,9 @@ class SystemSpec(Doc):
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
     measured: MeasuredSection | None = Field(default=None, description="measurements, bound to their machines")
     pins: dict[str, Any] = Field(default_factory=dict, description="the pins (dotted intake keys) applied by recompile")
+    uncertainty: dict[str, Band] = Field(
+        default_factory=dict, description="a band on each headline number (dotted result path -> low, high, basis) "
+        "from the models' held-out error on published runs of the same kind (spine/uncertainty.py)")
     not_sized: dict[str, str] = Field(
         default_factory=dict, description="layer -> why it is not sized (a catalog number it needs is unknown)")
     # From requirement to supply (issue 9, seed 000): engagement/attach.py fills these after the layers.
