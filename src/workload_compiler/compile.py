@@ -2,7 +2,8 @@
 is read once at the start, like the YAML a user would pass.
 
 `recompile` is "select a layer, pin a value, recompile the system": the intake with the pins
-applied (intake/pins.py), validated and compiled again through the same path.
+applied (intake/pins.py), validated and compiled again through the same path. It starts from an
+intake (a mapping or a YAML path), a validated workload, or a compiled spec (its `intake`).
 """
 
 from __future__ import annotations
@@ -38,26 +39,59 @@ def as_workload(intake: Intake) -> BaseModel:
     raise InputError("(intake)", type(intake).__name__, "a workload model, a mapping or a path to a YAML intake")
 
 
-def compile_workload(workload: Intake, catalog: Catalog | None = None) -> SystemSpec:
-    """Dispatch on the workload's kind. Infeasible workloads come back with `feasible=False`."""
-    cat = catalog or load_catalog()
-    w = as_workload(workload)
+def _dispatch(w: BaseModel, cat: Catalog, with_alternatives: bool) -> SystemSpec:
     if isinstance(w, TrainingWorkload):
-        return compile_training(w, cat)
+        return compile_training(w, cat, with_alternatives=with_alternatives)
     if isinstance(w, InferenceWorkload):
-        return compile_inference_spec(w, cat)
+        return compile_inference_spec(w, cat, with_alternatives=with_alternatives)
     if isinstance(w, HpcWorkload):
-        return compile_hpc_spec(w, cat)
+        return compile_hpc_spec(w, cat, with_alternatives=with_alternatives)
     raise InputError("kind", getattr(w, "kind", None), "one of: training, inference, hpc")
 
 
-def recompile(intake: Mapping[str, Any] | str | Path, pins: Mapping[str, Any] | Iterable[tuple[str, Any]],
+def compile_workload(workload: Intake, catalog: Catalog | None = None) -> SystemSpec:
+    """Dispatch on the workload's kind. Infeasible workloads come back with `feasible=False`; a limit
+    the requirement breaks comes back as `collisions` with ranked, priced `alternatives`."""
+    from .sizing.engine import dump_intake
+    w = as_workload(workload)
+    spec = _dispatch(w, catalog or load_catalog(), with_alternatives=True)
+    spec.intake = dump_intake(w)
+    return spec
+
+
+def compile_core(workload: Intake, catalog: Catalog | None = None) -> SystemSpec:
+    """The six layers and the cost layer, without collisions and alternatives (what each
+    alternative and each sensitivity point is compiled with)."""
+    return _dispatch(as_workload(workload), catalog or load_catalog(), with_alternatives=False)
+
+
+def _start(intake: Intake | SystemSpec) -> tuple[dict[str, Any], Path | None]:
+    if isinstance(intake, SystemSpec):
+        if intake.intake is None:
+            raise InputError("spec", intake.name, "a spec compiled by compile_workload (it records its intake)")
+        return dict(intake.intake), None
+    if isinstance(intake, BaseModel):
+        from .sizing.engine import dump_intake
+        return dump_intake(intake), None
+    if isinstance(intake, (str, Path)):
+        return read_intake(intake), Path(intake).parent
+    return dict(intake), None
+
+
+def recompile(intake: Intake | SystemSpec, pins: Mapping[str, Any] | Iterable[tuple[str, Any]],
               catalog: Catalog | None = None) -> SystemSpec:
-    """Compile `intake` with `pins` ({dotted key: value}) applied; the result lists its pins."""
-    data = read_intake(intake) if isinstance(intake, (str, Path)) else dict(intake)
+    """Compile `intake` with `pins` ({dotted key: value}) applied; the result lists its pins. A pin
+    that contradicts one of the intake's own pins (a GPU count against a pinned layout) wins, and the
+    contradiction is reported as a collision, never applied silently."""
+    from .sizing.repin import reconcile
+    data, base_dir = _start(intake)
+    if not isinstance(data, dict):
+        raise InputError("(intake)", type(data).__name__, "a mapping with a 'kind' key")
     pin_items = list(pins.items() if isinstance(pins, Mapping) else pins)
     model = workload_model(str(data.get("kind")))
-    base_dir = Path(intake).parent if isinstance(intake, (str, Path)) else None
-    spec = compile_workload(parse_workload(apply_pins(data, pin_items, model), base_dir=base_dir), catalog)
+    pinned = apply_pins(data, pin_items, model)
+    pinned, freed = reconcile(pinned, dict(pin_items))
+    spec = compile_workload(parse_workload(pinned, base_dir=base_dir), catalog)
     spec.pins = {k: v for k, v in pin_items}
+    spec.collisions = freed + spec.collisions
     return spec

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from ..cost.result import CostSection
 from ..provenance import Assumption, Provenance
+from ..quantity import quantity
+from ..sizing.result import Alternative, Collision, SensitivitySection
+from .doc import Doc
 
 SCHEMA_VERSION = "1.0"
-
-
-class Doc(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class ParallelismOut(Doc):
@@ -51,6 +51,9 @@ class ObjectiveLayer(Doc):
     time_to_train_target_s: float | None = None
     goodput_adjusted_time_to_train_s: float | None = None
     meets_target: bool | None = None
+    gpus_for_target: int | None = quantity(
+        "count", "fewest GPUs whose best layout meets the deadline without the cap (when a cap or hall binds)",
+        default=None)
 
 
 class ComputeLayer(Doc):
@@ -76,6 +79,9 @@ class ComputeLayer(Doc):
     memory_headroom_bytes: float
     bottleneck: str
     warnings: list[str] = Field(default_factory=list)
+    scale_out_bytes_per_s_per_gpu: float | None = quantity(
+        "B/s", "per-GPU scale-out bandwidth the step-time model used, per direction (fabric pins applied: NIC "
+        "speed, oversubscription, rail optimization, transport; spine/fabric_pins.py)", default=None)
 
 
 class SearchSummary(Doc):
@@ -104,8 +110,16 @@ class SystemSpec(Doc):
     inference: dict[str, Any] | None = None
     hpc: dict[str, Any] | None = None
     search: SearchSummary | dict[str, Any] | None = None
-    collisions: list[dict[str, Any]] = Field(default_factory=list)
-    alternatives: list[dict[str, Any]] = Field(default_factory=list)
+    collisions: list[Collision] = Field(default_factory=list,
+                                        description="pinned limits and targets the requirement breaks (sizing/)")
+    alternatives: list[Alternative] = Field(
+        default_factory=list, description="recompiled variants, ranked: cheapest meeting every target first")
+    cost: CostSection | None = Field(default=None, description="$ and energy of the run or fleet (cost/)")
+    sensitivity: SensitivitySection | None = Field(
+        default=None, description="tornado over the assumed values (wkc sensitivity, compile --sensitivity)")
     pins: dict[str, Any] = Field(default_factory=dict, description="the pins (dotted intake keys) applied by recompile")
+    intake: dict[str, Any] | None = Field(
+        default=None, description="the validated intake this spec was compiled from (pins applied); "
+                                  "recompile(spec, pins) starts from it")
     assumptions: list[Assumption] = Field(default_factory=list)
     provenance: dict[str, Provenance] = Field(default_factory=dict)
