@@ -79,10 +79,11 @@ def _start(intake: Intake | SystemSpec) -> tuple[dict[str, Any], Path | None]:
 
 
 def recompile(intake: Intake | SystemSpec, pins: Mapping[str, Any] | Iterable[tuple[str, Any]],
-              catalog: Catalog | None = None) -> SystemSpec:
+              catalog: Catalog | None = None, *, alternatives: bool = True) -> SystemSpec:
     """Compile `intake` with `pins` ({dotted key: value}) applied; the result lists its pins. A pin
     that contradicts one of the intake's own pins (a GPU count against a pinned layout) wins, and the
-    contradiction is reported as a collision, never applied silently."""
+    contradiction is reported as a collision, never applied silently. `alternatives=False` skips
+    the collision engine (the six layers and cost only)."""
     from .sizing.repin import reconcile
     data, base_dir = _start(intake)
     if not isinstance(data, dict):
@@ -91,7 +92,13 @@ def recompile(intake: Intake | SystemSpec, pins: Mapping[str, Any] | Iterable[tu
     model = workload_model(str(data.get("kind")))
     pinned = apply_pins(data, pin_items, model)
     pinned, freed = reconcile(pinned, dict(pin_items))
-    spec = compile_workload(parse_workload(pinned, base_dir=base_dir), catalog)
+    w = parse_workload(pinned, base_dir=base_dir)
+    if alternatives:
+        spec = compile_workload(w, catalog)
+    else:
+        from .sizing.engine import dump_intake
+        spec = compile_core(w, catalog)
+        spec.intake = dump_intake(w)
     spec.pins = {k: v for k, v in pin_items}
     spec.collisions = freed + spec.collisions
     return spec

@@ -19,8 +19,9 @@ app = typer.Typer(
 )
 
 # Each module defines `register(app)`; the order here is the order of `wkc --help`.
-_COMMAND_MODULES = {"compile": "compile_cmd", "plan": "plan_cmd", "fit": "fit_cmd", "memory": "memory_cmd",
-                    "validate": "validate_cmd", "catalog": "catalog_cmd"}
+_COMMAND_MODULES = {"compile": "compile_cmd", "plan": "plan_cmd", "fit": "fit_cmd",
+                    "sensitivity": "sensitivity_cmd", "memory": "memory_cmd", "validate": "validate_cmd",
+                    "catalog": "catalog_cmd"}
 
 
 @app.callback()

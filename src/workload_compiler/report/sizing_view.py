@@ -4,12 +4,15 @@ nothing."""
 
 from __future__ import annotations
 
+from rich.console import Group
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
-from ..sizing.result import Alternative
+from ..sizing.result import Alternative, SensitivityRow
 from ..spine.result import SystemSpec
 from ..units import format_count, format_duration, format_power
+from .format import format_value
 
 
 def usd(value: float | None) -> str:
@@ -88,19 +91,36 @@ def terminal_cost(spec: SystemSpec) -> Panel | None:
     return Panel("\n".join(lines), title="Cost", title_align="left")
 
 
+def _value(field: str, value: object) -> str:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return format_value(field.split(".")[-1], value)
+    return str(value)
+
+
+def _delta(r: SensitivityRow, key: str) -> str:
+    v = r.swing.get(key)
+    if not v:
+        return "—"
+    return {"time_s": _time, "facility_power_w": _power, "cost_usd": usd}.get(key, lambda x: f"{x:,.0f}")(v)
+
+
 def terminal_sensitivity(spec: SystemSpec) -> Panel | None:
     s = spec.sensitivity
     if s is None:
         return None
+    serving = spec.kind == "inference"
     table = Table()
-    for col in ("assumption", "default", "range", "Δ GPUs", "Δ time", "Δ facility power", "Δ $", "source"):
+    for col in ("assumption", "default", "range", "Δ GPUs", "Δ replicas" if serving else "Δ time",
+                "Δ facility power", "Δ $/h" if serving else "Δ $"):
         table.add_column(col, overflow="fold")
     for r in s.rows:
-        lo, hi = r.low, r.high
-        table.add_row(r.field, str(r.default), f"{lo.value if lo else '—'} .. {hi.value if hi else '—'}",
-                      f"{r.swing.get('gpus', 0):,.0f}", _time(r.swing.get("time_s")),
-                      _power(r.swing.get("facility_power_w")), usd(r.swing.get("cost_usd")), r.source)
-    return Panel(table, title=f"Sensitivity (tornado, {s.seconds:.2f} s)", title_align="left")
+        ends = f"{_value(r.field, r.low.value) if r.low else '—'} .. {_value(r.field, r.high.value) if r.high else '—'}"
+        table.add_row(r.field, _value(r.field, r.default), ends, _delta(r, "gpus"),
+                      _delta(r, "replicas" if serving else "time_s"), _delta(r, "facility_power_w"),
+                      _delta(r, "cost_usd"))
+    sources = "\n".join(f"[dim]{r.field}: {r.source}[/]" for r in s.rows)
+    return Panel(Group(table, Text.from_markup(sources)), title=f"Sensitivity (tornado, {s.seconds:.2f} s)",
+                 title_align="left")
 
 
 def markdown_sections(spec: SystemSpec) -> list[str]:

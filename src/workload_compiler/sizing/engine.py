@@ -244,8 +244,23 @@ def attach(spec: SystemSpec, w: BaseModel, catalog: Catalog) -> None:
     if _feasible(spec) and not breaches and spec.feasible:
         return
     alternatives = rank([evaluate(ctx, v) for v in _levers(ctx)])
+    _right_size(ctx, alternatives)
     spec.alternatives = alternatives
     spec.collisions = collisions(ctx, alternatives)
+    pinned = [c for c in spec.collisions if c.kind == "pin" and c.unit is not None and c.key not in (
+        "compute.gpus", "compute.max_gpus")]
+    if spec.feasible and any(b.kind == "pin" for b in breaches) and pinned:
+        # the sized system exceeds a limit the intake pins (the hall): not feasible within the pins
+        spec.feasible, spec.binding_constraint = False, f"{pinned[0].constraint}: {pinned[0].detail}"
+
+
+def _right_size(ctx: Context, alternatives: list[Alternative]) -> None:
+    """'bigger cluster' is named for what it is when the requirement needs fewer GPUs than pinned."""
+    limit = ctx.gpu_limit()
+    for a in alternatives:
+        if a.name == "bigger cluster" and a.gpus is not None and limit is not None and a.gpus <= limit.value:
+            a.name = "right-sized cluster"
+            a.change = f"{a.gpus:,} GPUs: what the targets need, no more (and no hall limit)"
 
 
 def _need_text(ctx: Context) -> str:

@@ -88,3 +88,14 @@ def more_gpus(ctx: Context, gpus: int | None, extra: dict[str, Any], what: str) 
         pins.update({"facility.power": None, "facility.floor_area_m2": None})
     return Variant(name="bigger cluster", lever="gpus", pins=pins,
                    change=what + (" (a larger hall)" if hall is not None else ""))
+
+
+def hall_sized(ctx: Context, extra: dict[str, Any]) -> list[Variant]:
+    """A pinned GPU count the hall cannot hold: the count it does hold."""
+    compute = getattr(ctx.w, "compute", None)
+    held = ctx.hall_gpus()
+    if compute is None or compute.gpus is None or held is None or held >= compute.gpus or held < 1:
+        return []
+    return [Variant(name="what the hall holds", lever="gpus",
+                    pins={"compute.gpus": None, "compute.max_gpus": held, **extra},
+                    change=f"at most {held:,} GPUs instead of {compute.gpus:,}: what the hall holds")]

@@ -9,7 +9,7 @@ from ..intake.hpc import HpcWorkload
 from ..units import format_count, format_duration
 from . import measures as m
 from .engine import Context, Variant
-from .levers_common import accelerators, liquid_cooling, more_gpus
+from .levers_common import accelerators, hall_sized, liquid_cooling, more_gpus
 
 PRECISION_NEXT = {"fp64": "fp32", "fp32": "mixed"}
 HOUR_S = 3600.0
@@ -52,5 +52,6 @@ def _schedule(ctx: Context) -> list[Variant]:
 def levers(ctx: Context) -> list[Variant]:
     memory_binds = str(ctx.base.binding_constraint or "").startswith("memory")
     out = _precision(ctx) + accelerators(ctx, memory_binds) + liquid_cooling(ctx, {}) + _schedule(ctx)
+    out += hall_sized(ctx, {})
     out.append(more_gpus(ctx, None, {}, "as many GPUs as the target needs (no GPU limit)"))
     return out

@@ -13,7 +13,7 @@ from ..spine.training_defaults import CHINCHILLA_TOKENS_PER_PARAM
 from ..units import format_count, format_duration
 from . import measures as m
 from .engine import Context, Variant
-from .levers_common import accelerators, liquid_cooling, more_gpus, two_sites
+from .levers_common import accelerators, hall_sized, liquid_cooling, more_gpus, two_sites
 
 DAY_S = 86400.0
 PROBE_FRACTIONS = (0.5, 0.25, 0.1)   # model sizes tried when the baseline does not fit at all
@@ -116,7 +116,7 @@ def levers(ctx: Context) -> list[Variant]:
     out += _schedule_and_tokens(ctx)
     out += _smaller_model(ctx)
     regrid = {"compute.parallelism.dp": None}
-    out += two_sites(ctx, regrid)
+    out += hall_sized(ctx, regrid) + two_sites(ctx, regrid)
     objective = base.objective if isinstance(base.objective, ObjectiveLayer) else None
     needed = objective.gpus_for_target if objective is not None else None
     deadline = w.target.time_to_train

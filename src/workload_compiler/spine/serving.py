@@ -3,8 +3,9 @@
 cost layer and (with `with_alternatives`) the collision engine.
 
 A pinned hall (`facility.power`) caps the GPUs of both: the inference fleet is searched within what
-the hall holds of each candidate accelerator's system; an HPC job without a time target runs on
-the count the hall allows that solves fastest ("time to solution in this hall").
+the hall holds of each candidate accelerator's system (without a request rate the fleet fills the
+hall: "this hall serves N tokens/s"); an HPC job without a time target runs on the count the hall
+allows that solves fastest ("time to solution in this hall").
 """
 
 from __future__ import annotations
@@ -111,7 +112,11 @@ def _inference_in_hall(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> 
         cap = _hall_cap(w, system_id, catalog, t)
         if not cap:
             continue
-        pinned = w.compute.model_copy(update={"accelerator": acc, "system": system_id})
+        fill = w.serving.request_rate is None and w.serving.concurrency is None and w.compute.gpus is None
+        pinned = w.compute.model_copy(update={"accelerator": acc, "system": system_id,
+                                              **({"gpus": min(cap, w.compute.max_gpus or cap)} if fill else {})})
+        if fill:   # no load given: the fleet fills the hall, and the answer is what it serves
+            t.derived("compute.gpus", pinned.gpus, "no request rate: every GPU the hall holds serves")
         variant = _capped(w.model_copy(update={"compute": pinned}), cap)
         spec = _inference_once(variant, catalog, t)
         if spec.feasible and isinstance(spec.compute, dict):
