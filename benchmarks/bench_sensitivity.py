@@ -18,12 +18,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_S = 2.0
 
 
-def one_run(example: Path) -> tuple[float, float, dict[str, object]]:
+def one_run(example: Path) -> tuple[float, float, dict[str, Any]]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "workload_compiler.cli.main", "sensitivity", str(example), "--json"],
@@ -39,14 +40,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--example", type=Path, default=ROOT / "examples" / "gpt3-175b-a100.yaml")
     args = parser.parse_args()
-    cpu, wall, doc = [], [], {}
+    cpu: list[float] = []
+    wall: list[float] = []
+    doc: dict[str, Any] = {}
     for _ in range(args.runs):
         c, w, doc = one_run(args.example)
         cpu.append(c)
         wall.append(w)
     rows = doc.get("rows", [])
-    print(f"wkc sensitivity {args.example.name}: {len(rows)} assumptions ranked, "  # type: ignore[arg-type]
-          f"{len(doc.get('not_varied', {}))} not varied; analysis itself {doc.get('seconds', 0):.2f} s")  # type: ignore[arg-type]
+    print(f"wkc sensitivity {args.example.name}: {len(rows)} assumptions ranked, "
+          f"{len(doc.get('not_varied', {}))} not varied; analysis itself {doc.get('seconds', 0):.2f} s")
     print(f"{'':<14} {'median s':>9} {'best s':>8} {'goal s':>7}  ratio (goal / median)")
     for name, t in (("process time", cpu), ("wall time", wall)):
         med = statistics.median(t)
