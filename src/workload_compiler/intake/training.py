@@ -11,7 +11,7 @@ from .common import ComputeIntake, ModelIntake, Strict
 from .cost import CostIntake
 from .infrastructure import InfrastructureIntake
 
-TrainingPrecision = Literal["bf16", "fp16", "fp8", "mxfp8", "nvfp4"]
+TrainingPrecision = Literal["bf16", "fp16", "fp8", "fp8_blockwise", "mxfp8", "nvfp4"]
 
 
 class TrainingRun(Strict):

@@ -40,6 +40,11 @@ class RankedLayout:
     mfu: float
     memory_per_gpu_bytes: float
     memory_breakdown_bytes: dict[str, float]
+    # the pipeline split (perf/stages.py): decoder layers on the first, a middle and the last rank
+    first_stage_layers: int = 0
+    middle_stage_layers: int = 0
+    last_stage_layers: int = 0
+    pipeline_layout: str | None = None     # a Megatron-Core layout string that realizes the split
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import WkcError
 from ..intake.training import TrainingWorkload
+from ..perf.layout import PEAK_CLASS
 from ..spine.result import ObjectiveLayer
 from ..spine.training_defaults import CHINCHILLA_TOKENS_PER_PARAM
 from ..units import format_count, format_duration
@@ -31,9 +32,10 @@ def _precision(ctx: Context) -> list[Variant]:
         return []
     hw = ctx.catalog.hardware(acc, ctx.system)
     current = w.training.precision or "bf16"
-    if current in ("bf16", "fp16") and hw.peak_flops_fp8:
+    peak = PEAK_CLASS.get(current)
+    if peak == "bf16" and hw.peak_flops_fp8:
         nxt = "fp8"
-    elif current in ("fp8", "mxfp8") and hw.peak_flops_fp4:
+    elif peak == "fp8" and hw.peak_flops_fp4:
         nxt = "nvfp4"
     else:
         return []

@@ -18,7 +18,7 @@ from ..catalog.loader import Catalog
 from ..errors import Infeasible, InputError
 from ..intake.common import ComputeIntake, ParallelismIntake
 from ..intake.training import TrainingWorkload
-from ..perf.layout import Hardware, TrainingSetup
+from ..perf.layout import PEAK_CLASS, Hardware, TrainingSetup
 from ..perf.step_time import gemm_precision
 from ..planner.published import best_published_mfu
 from ..planner.result import RankedLayout
@@ -162,8 +162,7 @@ def _compile_at(spec: SystemSpec, choice: GpuChoice, w: TrainingWorkload, arch: 
         spec.feasible, spec.binding_constraint = False, f"{binding}: {detail}"
         spec.collisions = [Collision(constraint=binding, detail=detail)]
         return None
-    basis = "fp8 dense peak" if run.precision in ("fp8", "mxfp8") else (
-        "fp4 dense peak" if run.precision == "nvfp4" else "bf16 dense peak")
+    basis = f"{PEAK_CLASS[run.precision]} dense peak"
     name = catalog.accelerator(hw.accelerator_id).name
     spec.compute = compute_layer(best, hw, name, w, choice.gpus, trace, list(plan.warnings), basis)
     spec.compute.scale_out_bytes_per_s_per_gpu = hw.scale_out_bandwidth_bytes_per_s
