@@ -5,6 +5,7 @@ sites, more GPUs."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..intake.inference import InferenceWorkload
@@ -80,10 +81,18 @@ def _availability(ctx: Context) -> list[Variant]:
 
 def _bigger_replicas(ctx: Context) -> list[Variant]:
     replica_cap = ctx.limit("replica cap")
-    gpr = m.inference(ctx.base, "gpus_per_replica")
-    if replica_cap is None or not gpr:
+    gpr, replicas = m.inference(ctx.base, "gpus_per_replica"), m.inference(ctx.base, "replicas")
+    spares = int(m.inference(ctx.base, "spare_replicas") or 0)
+    acc = ctx.accelerator
+    if replica_cap is None or not gpr or not replicas or acc is None:
         return []
-    tp = int(gpr) * 2
+    # the GPUs of the active replicas spread over as many replicas as the cap leaves after spares
+    active_cap = max(1, int(float(replica_cap.value)) - spares)
+    want = gpr * (replicas - spares) / active_cap
+    domain = ctx.catalog.hardware(acc, ctx.system).scale_up_domain_gpus
+    tp = min(domain, 2 ** math.ceil(math.log2(max(want, 2 * gpr))))
+    if tp <= gpr:
+        return []
     return [Variant(name="larger replicas", lever="tp", pins={"compute.parallelism.tp": tp},
                     change=f"tensor parallel {int(gpr)} -> {tp} per replica: fewer, larger replicas")]
 

@@ -161,14 +161,15 @@ def _hpc_in_hall(w: HpcWorkload, catalog: Catalog, trace: Trace) -> SystemSpec:
     if not cap:
         return _hall_infeasible("hpc", w, system_id, trace)
     capped = _capped(w, cap)
-    first = Trace()
-    spec = _hpc_once(capped, catalog, first)
     targeted = any(v is not None for v in w.target.model_dump().values())
-    rows = ((spec.hpc or {}).get("scaling") or {}).get("strong") or []
-    if targeted or c.gpus is not None or not rows:
-        trace.provenance.update(first.provenance)
-        trace.assumptions[:] = first.assumptions
-        return spec
+    if targeted or c.gpus is not None:
+        return _hpc_once(capped, catalog, trace)
+    # the strong-scaling table of the full hall covers every doubling up to what it holds
+    full = _hpc_once(capped.model_copy(update={"compute": capped.compute.model_copy(update={"gpus": cap})}),
+                     catalog, Trace())
+    rows = ((full.hpc or {}).get("scaling") or {}).get("strong") or []
+    if not rows:
+        return _hpc_once(capped, catalog, trace)
     fastest = min((r for r in rows if r["gpus"] <= cap), key=lambda r: r["time_per_step_s"])
     pinned = capped.compute.model_copy(update={"gpus": int(fastest["gpus"])})
     spec = _hpc_once(capped.model_copy(update={"compute": pinned}), catalog, trace)
