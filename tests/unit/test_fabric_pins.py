@@ -98,3 +98,21 @@ def test_one_node_has_no_scale_out_traffic() -> None:
     got, effect = fabric_hardware(hw, FabricIntake(oversubscription=8), cat.system("dgx-h100"),
                                   cat.switch("quantum2-qm9700"), 8)
     assert got == hw and effect.cross_leaf_share == 0.0
+
+
+def test_hpc_all_to_all_feels_the_fabric() -> None:
+    # a spectral (all-to-all bound) solve on 1,024 A100 spans 4 SUs: the spine tier carries most
+    # of the transposes, so a 4:1 leaf and a slower NIC both lengthen the step
+    from pathlib import Path
+
+    from workload_compiler import recompile
+    example = Path(__file__).parents[2] / "examples" / "hpc-fft-spectral.yaml"
+
+    def step(**pins: object) -> float:
+        spec = recompile(example, {"compute.gpus": 1024, **pins}, alternatives=False)
+        return float((spec.hpc or {})["step_breakdown_s"]["network"])
+
+    base = step()
+    assert step(**{"fabric.oversubscription": 4}) > 1.5 * base
+    assert step(**{"fabric.nic_bandwidth": "100Gb/s"}) > 1.5 * base
+    assert step(**{"fabric.nic_bandwidth": "400Gb/s"}) < base

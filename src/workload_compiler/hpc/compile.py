@@ -46,14 +46,18 @@ from .scaling import (
 )
 
 
-def compile_hpc(workload: HpcWorkload, catalog: Catalog, trace: Trace) -> dict[str, Any]:
+def compile_hpc(workload: HpcWorkload, catalog: Catalog, trace: Trace,
+                scale_out_bytes_per_s: float | None = None) -> dict[str, Any]:
     """Result sections keyed like SystemSpec fields: objective, compute, hpc, storage, feasible,
-    binding_constraint. Raises InputError for bad input (unknown class or unit, no FP64 ...)."""
+    binding_constraint. Raises InputError for bad input (unknown class or unit, no FP64 ...).
+    `scale_out_bytes_per_s` replaces the catalog's per-GPU NIC bandwidth (the fabric pins)."""
     w = workload
     cls = trace.given("hpc.solver_class", w.application.solver_class)
     units = resolve_units(w, trace)
     profile, precision = resolve_profile(w, units, trace)
     device = resolve_device(w, catalog, trace)
+    if scale_out_bytes_per_s is not None:   # the fabric pins' effective bandwidth (spine/fabric_pins.py)
+        device = replace(device, scale_out_bandwidth_bytes_per_s=scale_out_bytes_per_s)
     warnings = _check_peaks(profile, device)
     steps, timestep = resolve_steps(w, trace)
     step_target = step_target_s(w, steps, timestep)

@@ -72,6 +72,12 @@ def routing(fabric: FabricIntake, switch: Switch) -> str:
 def fabric_hardware(hw: Hardware, fabric: FabricIntake, system: System, switch: Switch,
                     gpus: int) -> tuple[Hardware, FabricEffect]:
     """The perf model's `Hardware` for `gpus` GPUs on this fabric (scale-out bandwidth per GPU)."""
+    effect = scale_out_effect(fabric, system, switch, gpus)
+    return dataclasses.replace(hw, scale_out_bandwidth_bytes_per_s=effect.effective_bytes_per_s), effect
+
+
+def scale_out_effect(fabric: FabricIntake, system: System, switch: Switch, gpus: int) -> FabricEffect:
+    """The effective per-GPU scale-out bandwidth of `gpus` GPUs of `system` on this fabric."""
     nic = fabric.nic_bandwidth or system.scale_out_nic_bits_per_s
     line = system.scale_out_nics_per_node * nic / 8.0 / system.gpus_per_node
     over = fabric.oversubscription or 1.0
@@ -85,6 +91,5 @@ def fabric_hardware(hw: Hardware, fabric: FabricIntake, system: System, switch: 
     route = routing(fabric, switch)
     eff = float(package_yaml("fabric_transport.yaml")["cross_leaf_efficiency"][route]["value"])
     effective = line if share == 0.0 or over == eff == 1.0 else line / ((1.0 - share) + share * over / eff)
-    effect = FabricEffect(line_bytes_per_s=line, effective_bytes_per_s=effective, leaf_domain_gpus=domain,
-                          cross_leaf_share=share, oversubscription=over, cross_leaf_efficiency=eff, routing=route)
-    return dataclasses.replace(hw, scale_out_bandwidth_bytes_per_s=effective), effect
+    return FabricEffect(line_bytes_per_s=line, effective_bytes_per_s=effective, leaf_domain_gpus=domain,
+                        cross_leaf_share=share, oversubscription=over, cross_leaf_efficiency=eff, routing=route)

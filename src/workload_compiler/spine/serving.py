@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog.loader import Catalog
+from ..catalog.schema import System
 from ..errors import InputError
 from ..intake.hpc import HpcWorkload
 from ..intake.inference import InferenceWorkload
@@ -143,10 +144,28 @@ def compile_inference_spec(w: InferenceWorkload, catalog: Catalog, *, with_alter
 
 
 def _hpc_once(w: HpcWorkload, catalog: Catalog, trace: Trace) -> SystemSpec:
+    """The HPC passes; with fabric pins, once more on the fabric of the count chosen (the pins'
+    effective scale-out bandwidth depends on how many GPUs share the leaf switches)."""
     from ..hpc.compile import compile_hpc
-    spec = _spec("hpc", w.name, compile_hpc(w, catalog, trace))
+    sections = compile_hpc(w, catalog, trace)
+    compute = sections.get("compute") or {}
+    if w.fabric != type(w.fabric)() and compute.get("gpus"):
+        system = catalog.system(str(compute["system"]))
+        bw = _hpc_scale_out(w, system, catalog, int(compute["gpus"]), trace)
+        if bw is not None:
+            sections = compile_hpc(w, catalog, trace, scale_out_bytes_per_s=bw)
+    spec = _spec("hpc", w.name, sections)
     _layers_below(spec, w, catalog, "hpc", trace)
     return spec
+
+
+def _hpc_scale_out(w: HpcWorkload, system: System, catalog: Catalog, gpus: int, trace: Trace) -> float | None:
+    from .fabric_pins import compute_switch, scale_out_effect
+    effect = scale_out_effect(w.fabric, system, compute_switch(w.fabric, system, catalog), gpus)
+    if effect.effective_bytes_per_s == effect.line_bytes_per_s and w.fabric.nic_bandwidth is None:
+        return None
+    trace.derived("compute.scale_out_bytes_per_s_per_gpu", effect.effective_bytes_per_s, effect.formula)
+    return effect.effective_bytes_per_s
 
 
 def _hpc_in_hall(w: HpcWorkload, catalog: Catalog, trace: Trace) -> SystemSpec:
