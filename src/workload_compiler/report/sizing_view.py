@@ -32,8 +32,9 @@ def _power(value: float | None) -> str:
 def _verdict(a: Alternative) -> str:
     if not a.feasible:
         return f"does not fit: {a.binding}"
-    broken = [c.name for c in a.checks if c.met is False]
-    met = "meets every target" if a.meets_targets else "misses a target"
+    missed = [c.name for c in a.checks if c.met is False and c.kind == "target"]
+    broken = [c.name for c in a.checks if c.met is False and c.kind == "pin"]
+    met = "meets every target" if a.meets_targets else f"misses {', '.join(missed) or 'a target'}"
     return met + (f"; breaks {', '.join(broken)}" if broken else "")
 
 
