@@ -52,7 +52,7 @@ def _dispatch(w: BaseModel, cat: Catalog, with_alternatives: bool) -> SystemSpec
 def compile_workload(workload: Intake, catalog: Catalog | None = None) -> SystemSpec:
     """Dispatch on the workload's kind. Infeasible workloads come back with `feasible=False`; a limit
     the requirement breaks comes back as `collisions` with ranked, priced `alternatives`."""
-    from .sizing.engine import dump_intake
+    from .sizing.context import dump_intake
     w = as_workload(workload)
     spec = _dispatch(w, catalog or load_catalog(), with_alternatives=True)
     spec.intake = dump_intake(w)
@@ -71,7 +71,7 @@ def _start(intake: Intake | SystemSpec) -> tuple[dict[str, Any], Path | None]:
             raise InputError("spec", intake.name, "a spec compiled by compile_workload (it records its intake)")
         return dict(intake.intake), None
     if isinstance(intake, BaseModel):
-        from .sizing.engine import dump_intake
+        from .sizing.context import dump_intake
         return dump_intake(intake), None
     if isinstance(intake, (str, Path)):
         return read_intake(intake), Path(intake).parent
@@ -96,7 +96,7 @@ def recompile(intake: Intake | SystemSpec, pins: Mapping[str, Any] | Iterable[tu
     if alternatives:
         spec = compile_workload(w, catalog)
     else:
-        from .sizing.engine import dump_intake
+        from .sizing.context import dump_intake
         spec = compile_core(w, catalog)
         spec.intake = dump_intake(w)
     spec.pins = {k: v for k, v in pin_items}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..units import format_power
-from .engine import Context, Variant
+from .context import Context, Variant
 
 # Next generation per accelerator (all in the catalog): more FLOP/s and HBM per GPU.
 DENSER = {"a100-sxm-80gb": "h100-sxm", "a100-sxm-40gb": "h100-sxm", "h100-sxm": "b200", "h200-sxm": "b200",

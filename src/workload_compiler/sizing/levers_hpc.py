@@ -8,7 +8,7 @@ import math
 from ..intake.hpc import HpcWorkload
 from ..units import format_count, format_duration
 from . import measures as m
-from .engine import Context, Variant
+from .context import Context, Variant
 from .levers_common import accelerators, hall_sized, liquid_cooling, more_gpus
 
 PRECISION_NEXT = {"fp64": "fp32", "fp32": "mixed"}

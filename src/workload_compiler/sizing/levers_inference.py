@@ -10,7 +10,7 @@ from typing import Any
 
 from ..intake.inference import InferenceWorkload
 from . import measures as m
-from .engine import Context, Variant
+from .context import Context, Variant
 from .levers_common import accelerators, liquid_cooling, more_gpus, two_sites
 
 WEIGHTS_NEXT = {"bf16": "fp8", "fp16": "fp8", "fp8": "int4", "int8": "int4"}

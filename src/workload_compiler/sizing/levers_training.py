@@ -13,7 +13,7 @@ from ..spine.result import ObjectiveLayer
 from ..spine.training_defaults import CHINCHILLA_TOKENS_PER_PARAM
 from ..units import format_count, format_duration
 from . import measures as m
-from .engine import Context, Variant
+from .context import Context, Variant
 from .levers_common import accelerators, hall_sized, liquid_cooling, more_gpus, two_sites
 
 DAY_S = 86400.0

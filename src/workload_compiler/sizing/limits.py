@@ -158,7 +158,11 @@ def limits_of(w: BaseModel, base: SystemSpec) -> list[Limit]:
 
 
 def targets_text(limits: list[Limit]) -> str:
-    """'30 d', or 'TTFT p99 2.00 s, TPOT p99 50.00 ms at 20/s': the targets a requirement is for."""
-    parts = [f"{x.name} {x.text()}" if x.unit != "s" or x.name != "deadline" else x.text()
-             for x in limits if x.kind == "target" and x.name != "budget"]
-    return ", ".join(parts)
+    """'30.0 d', '20/s at TTFT p99 <= 2.00 s, TPOT p99 <= 50.00 ms': the targets a requirement is for."""
+    rate = next((x.text() for x in limits if x.name == "request rate"), None)
+    slo = [f"{x.name.split()[0].upper()} {x.name.split()[1]} <= {x.text()}" for x in limits
+           if x.name.startswith(("ttft", "tpot"))]
+    times = [x.text() for x in limits if x.name in ("deadline", "time to solution")]
+    if rate or slo:
+        return (f"{rate} at " if rate else "") + ", ".join(slo) if slo else str(rate)
+    return ", ".join(times)

@@ -20,7 +20,7 @@ from ..catalog.loader import Catalog, load_catalog, package_yaml
 from ..errors import WkcError
 from ..spine.result import ComputeLayer, SystemSpec
 from . import measures as m
-from .engine import Context
+from .context import Context
 from .result import SensitivityPoint, SensitivityRow, SensitivitySection
 
 OUTPUTS = ("gpus", "time_s", "replicas", "facility_power_w", "cost_usd")

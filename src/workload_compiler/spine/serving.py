@@ -84,10 +84,9 @@ def _capped(w: Any, cap: int) -> Any:
     return w.model_copy(update={"compute": compute})
 
 
-def _hall_infeasible(kind: str, w: Any, system_id: str, trace: Trace) -> SystemSpec:
-    spec = SystemSpec(kind=kind, name=w.name, feasible=False,
+def _hall_infeasible(kind: str, w: Any, system_id: str) -> SystemSpec:
+    return SystemSpec(kind=kind, name=w.name, feasible=False,
                       binding_constraint=f"hall: no {system_id} fits in {describe(w.facility)}")
-    return spec
 
 
 def _inference_once(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> SystemSpec:
@@ -126,7 +125,7 @@ def _inference_in_hall(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> 
             if best is None or key < best[0]:
                 best = (key, spec, t)
     if best is None:
-        return _hall_infeasible("inference", w, candidates[0][1], trace)
+        return _hall_infeasible("inference", w, candidates[0][1])
     _, spec, t = best
     trace.provenance.update(t.provenance)
     trace.assumptions[:] = t.assumptions
@@ -178,7 +177,7 @@ def _hpc_in_hall(w: HpcWorkload, catalog: Catalog, trace: Trace) -> SystemSpec:
     system_id = c.system or catalog.default_system(acc).id
     cap = _hall_cap(w, system_id, catalog, trace)
     if not cap:
-        return _hall_infeasible("hpc", w, system_id, trace)
+        return _hall_infeasible("hpc", w, system_id)
     capped = _capped(w, cap)
     targeted = any(v is not None for v in w.target.model_dump().values())
     if targeted or c.gpus is not None:
