@@ -107,3 +107,12 @@ def test_recompile_from_a_spec() -> None:
     again = recompile(spec, {"storage.tier": "best"}, alternatives=False)
     assert again.pins == {"storage.tier": "best"} and (again.storage or {})["tier"] == "best"
     assert again.intake is not None and again.intake["storage"]["tier"] == "best"
+
+
+def test_an_accelerator_against_a_pinned_system_gives_way_and_says_so() -> None:
+    data = {"kind": "training", "model": {"preset": "llama3-8b"}, "training": {"tokens": "100B"},
+            "compute": {"accelerator": "h100-sxm", "system": "dgx-h100", "gpus": 64}}
+    spec = recompile(data, {"compute.accelerator": "b200"}, alternatives=False)
+    assert isinstance(spec.compute, ComputeLayer) and spec.compute.system == "dgx-b200"
+    system = next(c for c in spec.collisions if c.constraint == "pinned system")
+    assert "dgx-h100" in system.detail and "b200" in system.detail
