@@ -15,12 +15,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from .catalog.loader import Catalog, load_catalog
+from .engagement.attach import attach, prepare
 from .errors import InputError
+from .intake.generic import GenericWorkload
 from .intake.hpc import HpcWorkload
 from .intake.inference import InferenceWorkload
 from .intake.load import load_workload, parse_workload, read_intake, workload_model
 from .intake.pins import apply_pins
 from .intake.training import TrainingWorkload
+from .spine.generic import compile_generic_spec
 from .spine.result import SystemSpec
 from .spine.serving import compile_hpc_spec, compile_inference_spec
 from .spine.training import compile_training
@@ -46,23 +49,28 @@ def _dispatch(w: BaseModel, cat: Catalog, with_alternatives: bool) -> SystemSpec
         return compile_inference_spec(w, cat, with_alternatives=with_alternatives)
     if isinstance(w, HpcWorkload):
         return compile_hpc_spec(w, cat, with_alternatives=with_alternatives)
-    raise InputError("kind", getattr(w, "kind", None), "one of: training, inference, hpc")
+    if isinstance(w, GenericWorkload):
+        return compile_generic_spec(w, cat)
+    raise InputError("kind", getattr(w, "kind", None), "one of: training, inference, hpc, generic")
 
 
 def compile_workload(workload: Intake, catalog: Catalog | None = None) -> SystemSpec:
-    """Dispatch on the workload's kind. Infeasible workloads come back with `feasible=False`; a limit
-    the requirement breaks comes back as `collisions` with ranked, priced `alternatives`."""
+    """Dispatch on the workload's kind, then the engagement sections (sheet, boundary, register,
+    operations, acceptance, MIG). Infeasible workloads come back with `feasible=False`; a limit the
+    requirement breaks comes back as `collisions` with ranked, priced `alternatives`."""
     from .sizing.context import dump_intake
-    w = as_workload(workload)
-    spec = _dispatch(w, catalog or load_catalog(), with_alternatives=True)
+    cat = catalog or load_catalog()
+    w = prepare(as_workload(workload))
+    spec = _dispatch(w, cat, with_alternatives=True)
     spec.intake = dump_intake(w)
+    attach(spec, w, cat)
     return spec
 
 
 def compile_core(workload: Intake, catalog: Catalog | None = None) -> SystemSpec:
-    """The six layers and the cost layer, without collisions and alternatives (what each
-    alternative and each sensitivity point is compiled with)."""
-    return _dispatch(as_workload(workload), catalog or load_catalog(), with_alternatives=False)
+    """The six layers and the cost layer, without collisions, alternatives and the engagement
+    sections (what each alternative and each sensitivity point is compiled with)."""
+    return _dispatch(prepare(as_workload(workload)), catalog or load_catalog(), with_alternatives=False)
 
 
 def _start(intake: Intake | SystemSpec) -> tuple[dict[str, Any], Path | None]:

@@ -129,14 +129,10 @@ def test_published_mfu_numbers_match_their_calibration_records() -> None:
 
 def test_gpt3_whole_space_within_the_issue_goal() -> None:
     """The planner issue's goal: GPT-3 175B (96 layers, h 12288, 96 heads, seq 2048, batch 1536) on
-    1024 A100-80GB searched exhaustively in <= 5 s on the 2-core CI machine (it takes ~0.1 s)."""
-    import time
-
+    1024 A100-80GB searched exhaustively (the time is benchmarks/bench_planner.py's to report)."""
     arch = preset_arch("gpt3-175b")
     hw = load_catalog().hardware("a100-sxm-80gb")
-    t0 = time.perf_counter()
     r = search(arch, GPT3_SETUP, hw, 1024)
-    assert time.perf_counter() - t0 < 5.0
     assert r.evaluated == 286 * 14 * 2 * 11 * 4 * 4   # test_planner_grid: the space is the product of its axes
 
 

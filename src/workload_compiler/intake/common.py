@@ -58,6 +58,8 @@ class ModelIntake(Strict):
     mla: MlaIntake | None = None
     sliding_window: int | None = Field(default=None, ge=0)
     sliding_window_layers: int | None = Field(default=None, ge=0)
+    mtp_layers: int | None = Field(default=None, ge=0, description="multi-token-prediction modules "
+                                   "(DeepSeek-V3 has 1); 0 trains without them")
     params: Count | None = Field(default=None, description="parameter count, when only that is known")
 
 

@@ -11,7 +11,9 @@ from typing import Literal
 from pydantic import Field
 
 from ..units import BitsPerSecond, Bytes, BytesPerSecond, Count, Seconds, Watts
+from .boundary import BoundaryIntake, OperationsIntake
 from .common import Strict
+from .sheet import SheetIntake
 
 
 class FabricIntake(Strict):
@@ -31,6 +33,9 @@ class FabricIntake(Strict):
     adaptive_routing: bool | None = Field(
         default=None, description="per-packet adaptive routing (InfiniBand, Spectrum-X) or flow hashing (ECMP); "
                                   "default from the switch")
+    node_scale_out_bandwidth: BytesPerSecond | None = Field(
+        default=None, gt=0, description="scale-out (NIC) bandwidth of one node, per direction, e.g. 50GB/s "
+        "for 400 Gb/s; default: the system's NICs")
 
 
 class StorageIntake(Strict):
@@ -74,3 +79,8 @@ class InfrastructureIntake(Strict):
     reliability: ReliabilityIntake = Field(default_factory=ReliabilityIntake)
     software: SoftwareIntake = Field(default_factory=SoftwareIntake)
     facility: FacilityIntake = Field(default_factory=FacilityIntake)
+    # The engagement around the sizing (issue 9): the workload sheet, the operating boundary and
+    # boundary register, and the operations inputs. engagement/ reads them; no layer does.
+    sheet: SheetIntake = Field(default_factory=SheetIntake)
+    boundary: BoundaryIntake = Field(default_factory=BoundaryIntake)
+    operations: OperationsIntake = Field(default_factory=OperationsIntake)

@@ -95,6 +95,11 @@ class TrainingSetup:
     # Fused (FlashAttention-style) attention core. False = the pre-2022 unfused path: QK^T and AV as
     # batched GEMMs plus a memory-bound softmax/dropout over the s x s scores (Megatron-LM 2021-22).
     flash_attention: bool = True
+    # MoE routing: dropless (Megatron-Core's default: token counts go to the host every layer to size
+    # the grouped GEMMs) or a capacity factor (fixed shapes); the load of the busiest expert rank
+    # over the mean (1.0 = the force-balanced routing of benchmark tables).
+    moe_dropless: bool = True
+    moe_load_imbalance: float = 1.0
 
 
 @dataclass(frozen=True, kw_only=True)

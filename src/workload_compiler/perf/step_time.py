@@ -133,12 +133,18 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     # Forward GEMM time of one layer, one micro-batch, one GPU.
     attn = gemm(2 * tok * h * s.qkv_out / tp) + gemm(2 * tok * s.o_in * h / tp)
     dense_mlp = mlp(tok, a.ffn_hidden_size, tp) if a.dense_mlp_layers else 0.0 * tok
-    routed = tok / tp * a.moe_top_k                       # token copies per GPU after dispatch (SP)
+    # token copies per GPU after dispatch (SP), on the busiest expert rank
+    routed = tok / tp * a.moe_top_k * setup.moe_load_imbalance
     moe_mlp = 0.0 * tok
-    if a.is_moe:  # all local experts as one grouped GEMM per projection; router; shared experts
+    if a.is_moe:
+        # The local experts' GEMMs run one per expert (Transformer Engine GroupedLinear: one GEMM per
+        # expert), each with its share of the routed tokens and its own fixed cost. With expert TP a
+        # GPU holds 1/etp of each of its experts and sees the tokens of its whole ETP group: etp x
+        # the rows, 1/etp of the width. Then the router and the shared experts.
+        local = np.maximum(a.moe_experts / ep, 1.0)
         shared_ffn = a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size
-        moe_mlp = (mlp(routed, a.moe_ffn_hidden_size, 1.0 + 0 * tok) + gemm(2 * tok / tp * h * a.moe_experts)
-                   + a.moe_shared_experts * mlp(tok, shared_ffn, tp))
+        moe_mlp = (local * mlp(routed * etp / local, a.moe_ffn_hidden_size, etp)
+                   + gemm(2 * tok / tp * h * a.moe_experts) + a.moe_shared_experts * mlp(tok, shared_ffn, tp))
     head = gemm(2 * tok * h * a.vocab_size / tp)
     if setup.flash_attention:
         core_flops = attention_flops_per_token(a, setup.seq_len, causal=True) / a.layers * tok / tp
@@ -154,7 +160,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     h_act = np.where(layout.sp, h / tp, h)                # norms/residuals: split only by SP
     elems = 10 * h_act + 2 * s.qkv_out / tp               # 2 norms, 2 residual adds, rotary on q/k
     dense_el = elems + (s.up + 1) * a.ffn_hidden_size / tp
-    moe_el = elems + a.moe_top_k / tp * ((s.up + 1) * a.moe_ffn_hidden_size + 4 * h)  # + (un)permute
+    moe_el = elems + a.moe_top_k * setup.moe_load_imbalance / tp * ((s.up + 1) * a.moe_ffn_hidden_size + 4 * h)
     # FP8: each GEMM input is cast and transposed for the backward: read 2 B, write 2 x 1 B.
     cast = 4.0 * (2 * h_act + s.o_in / tp + a.ffn_hidden_size / tp) * (bytes_el < 2)
     loss_bytes = k.elementwise_mult * tok * a.vocab_size / tp * 12.0   # fp32 logits, fwd + bwd
@@ -185,6 +191,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
 
     dense_t = layer_terms(dense_mlp, dense_el, False)
     moe_t = layer_terms(moe_mlp, moe_el, True) if a.is_moe else dense_t
+    if a.is_moe and setup.moe_dropless:     # the per-layer host sync of dropless routing, each pass
+        moe_t["compute"] = moe_t["compute"] + (2.0 + full) * k.moe_dropless_sync_s
     head_t = {"compute": 3.0 * head, "memory_bound": memory_bound_s(loss_bytes, hw.hbm_bandwidth_bytes_per_s)}
     mtp_t = {n: moe_t[n] + head_t.get(n, 0.0) for n in MB_TERMS}     # an MTP module: a layer and a head
 

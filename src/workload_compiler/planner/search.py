@@ -82,8 +82,8 @@ def _merge_top(best: tuple[FloatArray, FloatArray, IntArray], step: FloatArray, 
 
 
 def _split_of(arch: ModelArch, layout: Layout, j: int, n: int,
-              pinned_text: str | None) -> tuple[int, int, int, str | None]:
-    """(first, middle, last stage layers, layout string) of layout j."""
+              pinned_text: str | None) -> tuple[int, int, int, str | None, int]:
+    """(first, middle, last stage layers, layout string, MTP on the middle rank) of layout j."""
     def at(name: str) -> int:
         return int(np.broadcast_to(getattr(layout, name), (n,))[j])
 
@@ -93,9 +93,10 @@ def _split_of(arch: ModelArch, layout: Layout, j: int, n: int,
         per = vp * -(-arch.layers // (pp * vp))
         first, mid, last = per, per if pp >= 3 else 0, per if pp >= 2 else 0
     if pp == 1:
-        return first, 0, 0, None
+        return first, 0, 0, None, 0
+    mid_mtp = at("mid_mtp")
     text = pinned_text or layout_string(first, mid, last, pp, vp, arch.mtp_layers)
-    return first, mid, last, text
+    return first, mid, last, text, mid_mtp
 
 
 def _ranked(arch: ModelArch, setup: TrainingSetup, hw: Hardware, layout: Layout,
@@ -122,7 +123,7 @@ def _ranked(arch: ModelArch, setup: TrainingSetup, hw: Hardware, layout: Layout,
         memory_per_gpu_bytes=at(mem["total"], j),
         memory_breakdown_bytes={name: at(v, j) for name, v in mem.items() if name != "total"},
         first_stage_layers=splits[j][0], middle_stage_layers=splits[j][1], last_stage_layers=splits[j][2],
-        pipeline_layout=splits[j][3],
+        pipeline_layout=splits[j][3], middle_stage_mtp=splits[j][4],
     ) for j in range(n)]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..spine.result import SystemSpec
+from .engagement_render import engagement_markdown
 from .format import LAYER_TITLES, format_value
 from .sizing_view import markdown_sections
 
@@ -41,6 +42,7 @@ def render_markdown(spec: SystemSpec) -> str:
             out.append(f"| {path.split('.', 1)[1]} | {shown} | {src.replace('|', '/')} |")
         out.append("")
     out += markdown_sections(spec)
+    out += engagement_markdown(spec)
     if spec.assumptions:
         out += ["## Assumptions requiring validation", ""]
         out += [f"- `{a.field}` = {format_value(a.field.split('.')[-1], a.value)} — {a.why}" for a in spec.assumptions]

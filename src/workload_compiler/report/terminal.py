@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..spine.result import SearchSummary, SystemSpec
+from .engagement_render import render_engagement
 from .format import LAYER_TITLES, format_value
 from .sizing_view import terminal_alternatives, terminal_collisions, terminal_cost, terminal_sensitivity
 
@@ -62,6 +63,7 @@ def render(spec: SystemSpec, console: Console) -> None:
         panel = section(spec)
         if panel is not None:
             console.print(panel)
+    render_engagement(spec, console)
     if spec.assumptions:
         body = Group(*[Text.from_markup(f"• [yellow]{a.field}[/] = {format_value(a.field.split('.')[-1], a.value)}"
                                         f" — {a.why}") for a in spec.assumptions])

@@ -18,11 +18,13 @@ from typing import Any
 
 from ..catalog.loader import Catalog, load_catalog, package_yaml
 from ..errors import WkcError
+from ..intake.common import ParallelismIntake
 from ..spine.result import ComputeLayer, SystemSpec
 from . import measures as m
 from .context import Context
 from .result import SensitivityPoint, SensitivityRow, SensitivitySection
 
+STAGE_KEYS = ("first_stage_layers", "last_stage_layers", "embedding_as_layer", "loss_as_layer")
 OUTPUTS = ("gpus", "time_s", "replicas", "facility_power_w", "cost_usd")
 NO_EFFECT = ("software.", "fabric.scale_out.", "fabric.networks.", "fabric.rank_order", "facility.breakdown.",
              "facility.floor_area_m2", "storage.fill_fraction")
@@ -44,8 +46,16 @@ def _held_pins(spec: SystemSpec) -> dict[str, Any]:
     """The baseline's compute, pinned: the GPU count and (training) the whole layout."""
     c = spec.compute
     if isinstance(c, ComputeLayer):
+        # each degree the layout reports that the intake can pin (derived ones, such as the middle
+        # stages' layers, follow from them); the intake's other parallelism pins stay
+        layout: dict[str, Any] = {f"compute.parallelism.{k}": v for k, v in c.parallelism.model_dump().items()
+                                  if k in ParallelismIntake.model_fields and v is not None}
+        # a pipeline layout places every layer by itself; one stage has no split to pin
+        if layout.get("compute.parallelism.pipeline_layout") or c.parallelism.pp == 1:
+            for k in STAGE_KEYS:
+                layout[f"compute.parallelism.{k}"] = None
         return {"compute.accelerator": c.accelerator, "compute.system": c.system, "compute.gpus": c.gpus,
-                "compute.max_gpus": None, "compute.parallelism": c.parallelism.model_dump()}
+                "compute.max_gpus": None, **layout}
     if isinstance(c, dict) and c.get("gpus"):
         pins: dict[str, Any] = {"compute.gpus": int(c["gpus"]), "compute.max_gpus": None}
         if spec.kind == "hpc":
@@ -87,7 +97,10 @@ class Sensitivity:
         try:
             alt = self.ctx.compile(pins)
         except WkcError as exc:
-            return SensitivityPoint(value=value, feasible=False, note=str(exc)[:300])
+            if method != "held":
+                return SensitivityPoint(value=value, feasible=False, note=str(exc)[:300])
+            # the held layout is not valid with this value: search again rather than call it infeasible
+            return self.evaluate(pin, value, "recompile")
         if method == "held" and self.scale_gpus and self.base.time_s and m.time_s(alt):
             g = self.base.gpus or 0
             need = math.ceil(g * (m.time_s(alt) or 0.0) / self.base.time_s)

@@ -1,8 +1,6 @@
-"""The base of every typed result section: a pydantic model that forbids unknown keys.
-
-It lives apart from spine/result.py so that the section models of other packages (cost/,
-sizing/) can subclass it while `SystemSpec` imports them.
-"""
+"""The base of every typed result section (re-exported by spine/result.py). Its own module so the
+sections defined outside spine/ (cost/, sizing/, engagement/, generic/) can subclass it without
+importing the document that holds them."""
 
 from __future__ import annotations
 
@@ -11,3 +9,6 @@ from pydantic import BaseModel, ConfigDict
 
 class Doc(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+__all__ = ["Doc"]

@@ -69,6 +69,18 @@ def routing(fabric: FabricIntake, switch: Switch) -> str:
     return "adaptive" if "infiniband" in tech or "spectrum-x" in tech else "ecmp"
 
 
+def line_bytes_per_s(fabric: FabricIntake, system: System) -> float:
+    """Per-GPU line rate, per direction: the pinned NIC speed x NICs, or the pinned node bandwidth,
+    or the system's NICs; divided by the node's GPUs."""
+    if fabric.nic_bandwidth is not None and fabric.node_scale_out_bandwidth is not None:
+        raise InputError("fabric.nic_bandwidth", fabric.nic_bandwidth,
+                         "fabric.nic_bandwidth or fabric.node_scale_out_bandwidth, not both (the same link)")
+    if fabric.node_scale_out_bandwidth is not None:
+        return fabric.node_scale_out_bandwidth / system.gpus_per_node
+    nic = fabric.nic_bandwidth or system.scale_out_nic_bits_per_s
+    return system.scale_out_nics_per_node * nic / 8.0 / system.gpus_per_node
+
+
 def fabric_hardware(hw: Hardware, fabric: FabricIntake, system: System, switch: Switch,
                     gpus: int) -> tuple[Hardware, FabricEffect]:
     """The perf model's `Hardware` for `gpus` GPUs on this fabric (scale-out bandwidth per GPU)."""
@@ -78,8 +90,7 @@ def fabric_hardware(hw: Hardware, fabric: FabricIntake, system: System, switch: 
 
 def scale_out_effect(fabric: FabricIntake, system: System, switch: Switch, gpus: int) -> FabricEffect:
     """The effective per-GPU scale-out bandwidth of `gpus` GPUs of `system` on this fabric."""
-    nic = fabric.nic_bandwidth or system.scale_out_nic_bits_per_s
-    line = system.scale_out_nics_per_node * nic / 8.0 / system.gpus_per_node
+    line = line_bytes_per_s(fabric, system)
     over = fabric.oversubscription or 1.0
     down = max(1, int(switch.ports * over / (over + 1.0)))
     if fabric.rail_optimized is False:
