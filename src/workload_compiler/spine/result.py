@@ -65,7 +65,8 @@ class ObjectiveLayer(Doc):
     goodput_adjusted_time_to_train_s: float | None = None
     meets_target: bool | None = None
     gpus_for_target: int | None = quantity(
-        "count", "fewest GPUs whose best layout meets the deadline without the cap (when a cap or hall binds)",
+        "count", "fewest GPUs whose best layout meets the deadline without the cap, in steady state (before "
+                 "failures; when a cap or hall binds)",
         default=None)
 
 
