@@ -117,7 +117,7 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
     attends to, `prefill_context` the prompt length (causal: a prompt token sees half on average).
     """
     a, hw = m.arch, dev.hw
-    bw = hw.hbm_bandwidth_bytes_per_s * fitted.HBM_EFFICIENCY
+    bw = hw.measured.hbm_bytes_per_s or hw.hbm_bandwidth_bytes_per_s * fitted.HBM_EFFICIENCY  # measured: wkc calibrate
     groups_per_stage = lay.pp * lay.dp_attn
     dec_gpu = np.asarray(decode_seqs, dtype=np.float64) / groups_per_stage
     pre_gpu = np.asarray(prefill_tokens, dtype=np.float64) / groups_per_stage

@@ -13,6 +13,7 @@ from pydantic import Field
 from ..units import BitsPerSecond, Bytes, BytesPerSecond, Count, Seconds, Watts
 from .boundary import BoundaryIntake, OperationsIntake
 from .common import Strict
+from .measured import MeasuredIntake
 from .sheet import SheetIntake
 
 
@@ -84,3 +85,5 @@ class InfrastructureIntake(Strict):
     sheet: SheetIntake = Field(default_factory=SheetIntake)
     boundary: BoundaryIntake = Field(default_factory=BoundaryIntake)
     operations: OperationsIntake = Field(default_factory=OperationsIntake)
+    measured: MeasuredIntake = Field(default_factory=MeasuredIntake,
+                                     description="measured values, each bound to the machine it was taken on")

@@ -42,6 +42,15 @@ def render_markdown(spec: SystemSpec) -> str:
             out.append(f"| {path.split('.', 1)[1]} | {shown} | {src.replace('|', '/')} |")
         out.append("")
     out += markdown_sections(spec)
+    if spec.measured is not None and spec.measured.entries:
+        out += ["## Measured (bound to their machines)", "", "| field | value | status | machine | tool, date |",
+                "|---|---|---|---|---|"]
+        for e in spec.measured.entries:
+            spread = f" ± {e.spread:.2g}" if e.spread is not None else ""
+            unit = "" if e.unit == "1" else f" {e.unit}"
+            out.append(f"| {e.field} | {e.value:.4g}{unit}{spread} | {e.status} | {e.machine.replace('|', '/')} | "
+                       f"{e.tool}, {e.date} |")
+        out.append("")
     out += engagement_markdown(spec)
     if spec.assumptions:
         out += ["## Assumptions requiring validation", ""]

@@ -63,6 +63,13 @@ def render(spec: SystemSpec, console: Console) -> None:
         panel = section(spec)
         if panel is not None:
             console.print(panel)
+    if spec.measured is not None and spec.measured.entries:
+        lines = [f"• [magenta]{e.field}[/] = {e.value:.4g}{'' if e.unit == '1' else ' ' + e.unit}"
+                 + (f" ± {e.spread:.2g}" if e.spread is not None else "")
+                 + f" — {e.status} — {e.machine}, {e.tool}, {e.date}" + (f" [dim]({e.note})[/]" if e.note else "")
+                 for e in spec.measured.entries]
+        console.print(Panel(Group(*[Text.from_markup(line) for line in lines]),
+                            title="Measured (bound to their machines)", title_align="left", border_style="magenta"))
     render_engagement(spec, console)
     if spec.assumptions:
         body = Group(*[Text.from_markup(f"• [yellow]{a.field}[/] = {format_value(a.field.split('.')[-1], a.value)}"
