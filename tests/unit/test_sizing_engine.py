@@ -63,3 +63,17 @@ def test_sections_are_typed_with_units() -> None:
     assert unit_of(CostSection, "energy_wh") == "Wh"
     schema = compile_workload(EXAMPLES / "gpt3-175b-a100.yaml").model_json_schema()
     assert "Alternative" in schema["$defs"] and "CostSection" in schema["$defs"]
+
+
+def test_a_variant_on_another_machine_leaves_the_baselines_measurements_behind() -> None:
+    measured = {"accelerator.hbm_bandwidth_bytes_per_s": {
+        "value": 2.95e12, "unit": "B/s", "machine": {"kind": "accelerator", "id": "h100-sxm"},
+        "date": "2026-05-01", "tool": "wkc calibrate"}}
+    spec = recompile(EXAMPLES / "gpt3-175b-a100.yaml", {"compute.accelerator": "h100-sxm",
+                                                        "target.time_to_train": "10d",
+                                                        "measured": {"values": measured}})
+    denser = next(a for a in spec.alternatives if a.lever == "accelerator")
+    assert denser.feasible and denser.accelerator == "b200"
+    assert denser.notes and "h100-sxm" in denser.notes[0]
+    same = next(a for a in spec.alternatives if a.lever == "tokens")
+    assert same.feasible and not same.notes

@@ -59,6 +59,7 @@ class Context:
     limits: list[Limit]
     data: dict[str, Any] = field(default_factory=dict)
     _cache: dict[str, SystemSpec | str] = field(default_factory=dict)
+    dropped: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.data = dump_intake(self.w)
@@ -72,15 +73,22 @@ class Context:
         if isinstance(hit, str):
             raise WkcError(hit)
         try:
-            w = parse_workload(apply_pins(self.data, list(pins.items()), type(self.w)))
+            data, dropped = other_machines(apply_pins(self.data, list(pins.items()), type(self.w)), pins,
+                                           self.accelerator, self.system)
+            w = parse_workload(data)
             spec = self.core(w, self.catalog)
         except (WkcError, ValidationError) as exc:
             self._cache[key] = _reason(exc)
             raise WkcError(_reason(exc)) from None
         spec.intake = dump_intake(w)
         spec.pins = dict(pins)
+        self.dropped[key] = dropped
         self._cache[key] = spec
         return spec
+
+    def dropped_for(self, pins: dict[str, Any]) -> list[str]:
+        """Measured values a variant on another machine left out (they belong to the baseline's)."""
+        return self.dropped.get(json.dumps(pins, sort_keys=True, default=str), [])
 
     def limit(self, name: str) -> Limit | None:
         return next((x for x in self.limits if x.name == name), None)
@@ -122,6 +130,31 @@ class Context:
             out.append(GpuLimit(value=hall, key="facility.power", name="hall",
                                 label=f"{describe(self.w.facility)} holds {hall:,}"))
         return min(out, key=lambda g: g.value) if out else None
+
+
+def other_machines(data: dict[str, Any], pins: dict[str, Any], accelerator: str | None,
+                   system: str | None) -> tuple[dict[str, Any], list[str]]:
+    """A variant on another accelerator or node type than the baseline's (`accelerator`, `system`)
+    keeps only the measured values of its own machine: a measurement is never applied to a machine
+    it was not taken on (measure/apply.py would refuse it); the baseline's stay with the baseline."""
+    values = (data.get("measured") or {}).get("values") or {}
+    acc = pins.get("compute.accelerator")
+    new_acc = acc is not None and acc != accelerator
+    new_node = ("compute.system" in pins and pins["compute.system"] != system) or new_acc
+    if not values or not (new_acc or new_node):
+        return data, []
+    keep, dropped = {}, []
+    for key, v in values.items():
+        machine = (v or {}).get("machine") or {}
+        kind, mid = machine.get("kind"), machine.get("id")
+        other = (kind == "accelerator" and new_acc and mid != acc) or (
+            kind == "node" and new_node and mid != pins.get("compute.system")) or (kind == "cpu" and new_node)
+        if other:
+            dropped.append(f"{key} ({kind} {mid})")
+        else:
+            keep[key] = v
+    data["measured"]["values"] = keep
+    return data, dropped
 
 
 def _reason(exc: Exception) -> str:

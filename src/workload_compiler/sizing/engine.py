@@ -78,7 +78,11 @@ def evaluate(ctx: Context, v: Variant) -> Alternative:
     except WkcError as exc:
         return Alternative(name=v.name, change=v.change, feasible=False, lever=v.lever, pins=v.pins, sites=v.sites,
                            binding=str(exc), meets_targets=False, meets_pins=False)
-    return summarize(ctx, v, spec)
+    alt = summarize(ctx, v, spec)
+    dropped = ctx.dropped_for(v.pins)
+    if dropped:
+        alt.notes.append("measured on the baseline's machine, not applied here: " + ", ".join(dropped))
+    return alt
 
 
 def _price(a: Alternative) -> float | None:

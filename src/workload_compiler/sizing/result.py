@@ -85,6 +85,7 @@ class Alternative(Doc):
     checks: list[Check] = Field(default_factory=list)
     rank: int | None = Field(default=None, description="1 = cheapest alternative meeting every target")
     binding: str | None = None
+    notes: list[str] = Field(default_factory=list, description="what the variant could not carry over")
 
 
 class SensitivityPoint(Doc):
