@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ..catalog.loader import Catalog
 from ..catalog.schema import Accelerator
 from ..errors import InputError
+from .kernels import kernel_ceilings
 from .model import KV_DTYPE_BYTES
 from .performance import Device
 
@@ -62,5 +63,7 @@ def serving_device(catalog: Catalog, accelerator: str, system: str | None, weigh
     hw = catalog.hardware(acc.id, system)
     bf16 = acc.peak_flops.bf16
     assert bf16 is not None   # gemm_precision checked it
-    dev = Device(hw=hw, gemm_peak_flops=peak, attention_peak_flops=bf16, gemm_precision=precision)
+    ceilings = kernel_ceilings(acc.id, precision, kv_dtype)
+    dev = Device(hw=hw, gemm_peak_flops=peak, attention_peak_flops=bf16, gemm_precision=precision,
+                 ceilings=ceilings)
     return DeviceChoice(device=dev, note=note)
