@@ -85,6 +85,9 @@ def test_kernel_ceilings_are_the_measured_medians_and_a_missing_gpu_is_an_assump
     assert (c.gemm_compute, c.gemm_stream, c.kv_stream) == (0.392, 0.53, table["b200"]["kv_stream"]["fp8"])
     assert (c.head_compute, c.head_stream) == (table["b200"]["gemm_compute"]["bf16"],
                                                table["b200"]["gemm_stream"]["bf16"])
+    # Prefill attention over an FP8 cache runs as FP8 FMHA: 0.53 of the BF16 peak on a B200.
+    assert c.attention_compute == table["b200"]["attention_compute"]["fp8"] == 0.53
+    assert kernel_ceilings("b200", "fp4", "bf16").attention_compute == table["b200"]["attention_compute"]["bf16"]
     assert c.note is None
     h100 = kernel_ceilings("h100-sxm", "fp8", "fp8")
     assert h100.gemm_compute == 0.616 and h100.gemm_compute > c.gemm_compute
@@ -95,7 +98,7 @@ def test_kernel_ceilings_are_the_measured_medians_and_a_missing_gpu_is_an_assump
     catalog = load_catalog()
     for acc, e in table.items():
         catalog.accelerator(acc)                            # every entry names a catalog GPU
-        for part in ("gemm_compute", "gemm_stream", "kv_stream"):
+        for part in ("gemm_compute", "gemm_stream", "kv_stream", "attention_compute"):
             assert all(0 < v <= 1 for v in e.get(part, {}).values()), (acc, part)
 
 

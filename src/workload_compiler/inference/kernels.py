@@ -4,9 +4,11 @@ A loader and a lookup over catalog/data/kernel_ceilings.yaml (medians of TensorR
 micro-benchmarks per GPU and precision, from AIConfigurator's measured database; the file's
 header gives the reduction). Three numbers per GPU, each a fraction of the catalog's peak:
 
-    gemm_compute[p]   FLOP-bound GEMMs at precision p      (FLOP/s = peak(p) * fraction)
-    gemm_stream[p]    weight streaming of decode GEMMs     (bytes/s = HBM bandwidth * fraction)
-    kv_stream[kv]     decode attention reading the KV cache (bytes/s = HBM bandwidth * fraction)
+    gemm_compute[p]       FLOP-bound GEMMs at precision p       (FLOP/s = peak(p) * fraction)
+    gemm_stream[p]        weight streaming of decode GEMMs      (bytes/s = HBM bandwidth * fraction)
+    kv_stream[kv]         decode attention reading the KV cache (bytes/s = HBM bandwidth * fraction)
+    attention_compute[kv] prefill attention math, FP8 FMHA over an FP8 KV cache, else BF16
+                          (FLOP/s = BF16 peak * fraction)
 
 They carry what a datasheet does not: an NVFP4 GEMM on a B200 sustains 0.39 of the 9 PFLOP/s
 dense FP4 peak where an FP8 GEMM on an H100 sustains 0.62 of its 1,979 TFLOP/s. A GPU or precision
@@ -22,7 +24,7 @@ from typing import Any
 
 from ..catalog.loader import package_yaml
 
-PARTS = ("gemm_compute", "gemm_stream", "kv_stream")
+PARTS = ("gemm_compute", "gemm_stream", "kv_stream", "attention_compute")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,6 +36,7 @@ class KernelCeilings:
     head_compute: float      # BF16 GEMMs (output head, attention math)
     head_stream: float       # BF16 weights (output head)
     kv_stream: float         # at the KV dtype
+    attention_compute: float  # prefill attention at the KV dtype's FMHA, of the BF16 peak
     note: str | None         # which fractions are medians of other GPUs, or None
     source: str
 
@@ -65,11 +68,12 @@ def kernel_ceilings(accelerator_id: str, gemm_precision: str, kv_dtype: str) -> 
     """The ceilings the serving step runs at (GEMM precision: bf16 | fp8 | fp4 | int8)."""
     gemm_key = "fp8" if gemm_precision == "int8" else gemm_precision   # INT8 GEMMs: FP8's share
     kv_key = _kv_key(kv_dtype)
-    asked = {"gemm_compute": gemm_key, "gemm_stream": gemm_key, "kv_stream": kv_key}
+    asked = {"gemm_compute": gemm_key, "gemm_stream": gemm_key, "kv_stream": kv_key, "attention_compute": kv_key}
     values: dict[str, float] = {}
     missing: list[str] = []
     for part, p in [*asked.items(), ("head_compute", "bf16"), ("head_stream", "bf16")]:
         table_part = part.replace("head_", "gemm_")
+        assert table_part in PARTS
         v, measured = fraction(accelerator_id, table_part, p)
         values[part] = v
         if not measured:

@@ -16,8 +16,9 @@ tokens together (chunked prefill / in-flight batching). Per pipeline stage and G
              ffn/tp, expert ffn/etp, vocab/tp). Experts are read only where a token lands:
              fraction 1 - (1 - top_k/E)^tokens of them (uniform routing).
   attention  roofline of the KV bytes the decode tokens read (batch * context * KV/token/GPU, at
-             the GPU's KV-read ceiling for the KV dtype) and the attention FLOPs (prefill at the
-             BF16 peak and BF16 ceiling: FlashAttention-style, causal).
+             the GPU's KV-read ceiling for the KV dtype) and the attention FLOPs (FlashAttention-
+             style, causal; at the measured rate of the engine's fused attention for the KV dtype:
+             FP8 FMHA over an FP8 cache, BF16 otherwise, as a share of the BF16 peak).
   comm       TP: 2 all-reduces per layer of tokens * hidden * 2 bytes (alpha-beta, NCCL ring,
              perf/collectives.py; latency-bound at decode). Wide EP (ep > tp): all-to-all
              dispatch + combine per MoE layer instead of the MLP all-reduce. PP: one activation
@@ -159,7 +160,7 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
     attn_flops = (pre_gpu * m.attention_flops_per_token(np.asarray(prefill_context) / 2.0)
                   + dec_gpu * m.attention_flops_per_token(decode_context)) * heads_share * stage
     ta_mem = kv_read / (bw * sustained(fitted.HBM_EFFICIENCY, ceil.kv_stream))
-    ta_flop = attn_flops / (dev.attention_peak_flops * sustained(fitted.GEMM_EFFICIENCY, ceil.head_compute))
+    ta_flop = attn_flops / (dev.attention_peak_flops * sustained(fitted.GEMM_EFFICIENCY, ceil.attention_compute))
     attention = roofline(ta_mem, ta_flop)
     comm = _communication_s(m, hw, lay, tok_gpu)
     t_stage = gemm + attention + comm
