@@ -56,6 +56,9 @@ class Accelerator(BaseModel):
     reference_id: str | None = Field(
         default=None, description="id of the entry in the shared reference hardware.yaml it was taken from")
     source: str
+    supplements: dict[str, str] = Field(
+        default_factory=dict,
+        description="fields filled beyond the reference entry (null there): dotted field -> its source")
     as_of: str = ""
     unverified: bool = False
     notes: str = ""

@@ -24,6 +24,7 @@ from ..catalog.loader import load_catalog
 from ..errors import Infeasible, InputError
 from ..intake.load import load_workload
 from ..intake.training import TrainingWorkload
+from ..measure.apply import bind_measurements
 from ..perf.layout import TrainingSetup
 from ..perf.objective import time_to_train_s, total_training_flops
 from ..planner import (
@@ -73,7 +74,8 @@ def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
     trace = Trace()
     arch = resolve_model(w.model, trace)
     run = resolve_run(w, arch, trace)
-    hw = resolve_hardware(w.compute, load_catalog(), trace)
+    # the same measured rates as `compile` (measure/apply.py): a measurement of another machine is refused
+    hw = resolve_hardware(w.compute, bind_measurements(w, load_catalog()).catalog, trace)
     setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size,
                           precision=run.precision)
     check_precision(setup, hw)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..catalog.loader import Catalog
 from ..catalog.schema import Accelerator
-from ..errors import InputError
+from ..errors import CatalogGap, InputError
 from .kernels import kernel_ceilings
 from .model import KV_DTYPE_BYTES
 from .performance import Device
@@ -32,7 +32,9 @@ def gemm_precision(acc: Accelerator, weights: str) -> tuple[str, float, str | No
     """(precision, dense peak FLOP/s, note) of the GEMMs for `weights` on `acc`."""
     bf16 = acc.peak_flops.bf16
     if bf16 is None:
-        raise InputError("compute.accelerator", acc.id, "an accelerator with a published BF16 peak")
+        raise CatalogGap([f"accelerators.{acc.id}.peak_flops.bf16"], "the serving GEMM rate (the compute layer)",
+                         value=acc.id, hint="not published for this accelerator (or no BF16 in hardware); "
+                         "add it in a user catalog directory, or choose another accelerator")
     native = _NATIVE.get(weights)
     if native is None:
         return "bf16", bf16, None if weights in ("bf16", "fp16") else (

@@ -89,6 +89,12 @@ def sustained(multiplier: float, ceiling: float) -> float:
     return min(1.0, multiplier * ceiling)
 
 
+def streaming_bytes_per_s(hw: Hardware, ceiling: float) -> float:
+    """Bytes/s a step streams weights or KV cache at: the sustained HBM bandwidth measured on this
+    machine (`wkc calibrate`) when there is one, else datasheet x sustained(HBM_EFFICIENCY, ceiling)."""
+    return hw.measured.hbm_bytes_per_s or hw.hbm_bandwidth_bytes_per_s * sustained(fitted.HBM_EFFICIENCY, ceiling)
+
+
 def gemm_efficiency(dim: Any) -> FloatArray:
     """GEMM_EFFICIENCY * d / (d + GEMM_HALF_DIM): the multiplier on the GEMM ceiling at the
     smallest sharded weight dimension d."""
@@ -136,7 +142,6 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
     attends to, `prefill_context` the prompt length (causal: a prompt token sees half on average).
     """
     a, hw, ceil = m.arch, dev.hw, dev.ceilings
-    bw = hw.hbm_bandwidth_bytes_per_s
     groups_per_stage = lay.pp * lay.dp_attn
     dec_gpu = np.asarray(decode_seqs, dtype=np.float64) / groups_per_stage
     pre_gpu = np.asarray(prefill_tokens, dtype=np.float64) / groups_per_stage
@@ -150,7 +155,7 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
             peak, compute, stream = dev.attention_peak_flops, ceil.head_compute, ceil.head_stream
         else:
             peak, compute, stream = dev.gemm_peak_flops, ceil.gemm_compute, ceil.gemm_stream
-        tm = w_bytes / (bw * sustained(fitted.HBM_EFFICIENCY, stream))
+        tm = w_bytes / streaming_bytes_per_s(hw, stream)
         tf = flops / (peak * np.minimum(1.0, compute * gemm_efficiency(dim)))
         gemm = gemm + roofline(tm, tf)
         t_mem, t_flop = t_mem + tm, t_flop + tf
@@ -159,7 +164,7 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
     heads_share = 1.0 / lay.tp
     attn_flops = (pre_gpu * m.attention_flops_per_token(np.asarray(prefill_context) / 2.0)
                   + dec_gpu * m.attention_flops_per_token(decode_context)) * heads_share * stage
-    ta_mem = kv_read / (bw * sustained(fitted.HBM_EFFICIENCY, ceil.kv_stream))
+    ta_mem = kv_read / streaming_bytes_per_s(hw, ceil.kv_stream)
     ta_flop = attn_flops / (dev.attention_peak_flops * sustained(fitted.GEMM_EFFICIENCY, ceil.attention_compute))
     attention = roofline(ta_mem, ta_flop)
     comm = _communication_s(m, hw, lay, tok_gpu)

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from ..hpc.classes import HpcPrecision, SolverClass
+from ..hpc.classes import HaloTransport, HpcPrecision, SolverClass
 from ..units import Bytes, BytesPerSecond, Count, Seconds, parse_count, validated_by
 from .common import Strict
 from .infrastructure import InfrastructureIntake
@@ -64,6 +64,9 @@ class HpcCommunication(Strict):
     halo_bytes_per_surface_unit: Bytes | None = Field(default=None, gt=0)
     bytes_per_unit: Bytes | None = Field(default=None, gt=0, description="all_to_all: per unit per transpose")
     message_bytes: Bytes | None = Field(default=None, gt=0, description="all_reduce: per message")
+    halo_transport: HaloTransport | None = Field(
+        default=None, description="gpu_direct (MPI/NCCL between GPUs, the default) or host_staged (halos "
+        "copied through host memory, not overlapped: FluidX3D's OpenCL multi-GPU)")
 
 
 class HpcTarget(Strict):

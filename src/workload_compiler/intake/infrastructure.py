@@ -11,7 +11,10 @@ from typing import Literal
 from pydantic import Field
 
 from ..units import Bytes, BytesPerSecond, Count, Seconds, Watts
+from .boundary import BoundaryIntake, OperationsIntake
 from .common import Strict
+from .measured import MeasuredIntake
+from .sheet import SheetIntake
 
 
 class FabricIntake(Strict):
@@ -64,3 +67,10 @@ class InfrastructureIntake(Strict):
     reliability: ReliabilityIntake = Field(default_factory=ReliabilityIntake)
     software: SoftwareIntake = Field(default_factory=SoftwareIntake)
     facility: FacilityIntake = Field(default_factory=FacilityIntake)
+    # The engagement around the sizing (issue 9): the workload sheet, the operating boundary and
+    # boundary register, and the operations inputs. engagement/ reads them; no layer does.
+    sheet: SheetIntake = Field(default_factory=SheetIntake)
+    boundary: BoundaryIntake = Field(default_factory=BoundaryIntake)
+    operations: OperationsIntake = Field(default_factory=OperationsIntake)
+    measured: MeasuredIntake = Field(default_factory=MeasuredIntake,
+                                     description="measured values, each bound to the machine it was taken on")

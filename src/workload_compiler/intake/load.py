@@ -20,6 +20,7 @@ _KINDS: dict[str, tuple[str, str]] = {
     "training": ("training", "TrainingWorkload"),
     "inference": ("inference", "InferenceWorkload"),
     "hpc": ("hpc", "HpcWorkload"),
+    "generic": ("generic", "GenericWorkload"),
 }
 
 
@@ -42,7 +43,7 @@ def parse_workload(data: Any, *, base_dir: Path | None = None) -> BaseModel:
     if not isinstance(data, dict):
         raise InputError("(intake)", type(data).__name__, "a mapping with a 'kind' key")
     if "kind" not in data:
-        raise InputError("kind", None, "required: training, inference or hpc")
+        raise InputError("kind", None, "required: training, inference, hpc or generic")
     model = workload_model(str(data["kind"]))
     workload = model.model_validate(data)
     _anchor_paths(workload, base_dir)
@@ -55,6 +56,10 @@ def _anchor_paths(workload: BaseModel, base_dir: Path | None) -> None:
     hf = getattr(model, "hf_config", None)
     if base_dir is not None and isinstance(hf, Path) and not hf.is_absolute():
         model.hf_config = base_dir / hf  # type: ignore[union-attr]
+    measured = getattr(workload, "measured", None)
+    cal = getattr(measured, "calibration_dir", None)
+    if base_dir is not None and isinstance(cal, Path) and not cal.is_absolute():
+        measured.calibration_dir = base_dir / cal  # type: ignore[union-attr]
 
 
 def load_workload(path: str | Path) -> BaseModel:

@@ -14,7 +14,7 @@ from ..arch.counts import param_counts
 from ..arch.model import ModelArch
 from ..catalog.loader import Catalog, package_yaml
 from ..catalog.schema import Switch, System
-from ..errors import InputError
+from ..errors import CatalogGap, InputError
 from ..fabric import FabricLayer, plan_fabric_for_system
 from ..facility import FacilityLayer, SystemUnit, bill_from_counts, facility_data, size_facility
 from ..intake.infrastructure import InfrastructureIntake
@@ -22,6 +22,7 @@ from ..provenance import Assumption, Trace
 from ..reliability import ReliabilityLayer
 from ..software import SoftwareLayer, plan_software
 from ..storage.plan import StorageLayer, plan_storage_and_reliability
+from .result import NotSized
 
 # DGX SuperPOD RAs (H100 RA-11333-001 V11; B200): 32 nodes per scalable unit of 8-GPU nodes.
 # GB200 RA: 8 NVL72 racks (144 compute trays) per SU. reference/infrastructure.md §1.1.
@@ -92,12 +93,16 @@ def build_fabric(system: System, catalog: Catalog, intake: InfrastructureIntake,
 
 
 def build_facility(system: System, fabric: FabricLayer | None, switch: Switch | None,
-                   intake: InfrastructureIntake, *, gpus: int, trace: Trace) -> FacilityLayer:
+                   intake: InfrastructureIntake, *, gpus: int, trace: Trace) -> FacilityLayer | NotSized:
     """Layer 6 for `gpus` GPUs of `system`. The bill of network gear comes from the fabric layer's
     counts; without a fabric (one node), or with a switch that has no published power, the
-    facility layer's reference bill is used and recorded as an assumption."""
+    facility layer's reference bill is used and recorded as an assumption. A system without a
+    published node (or rack) power leaves the layer not sized, with the reason."""
     data = facility_data()
-    unit = SystemUnit.from_system(system, data)
+    try:
+        unit = SystemUnit.from_system(system, data)
+    except CatalogGap as gap:
+        return NotSized.from_gap(gap)
     units = -(-gpus // unit.gpus)
     equipment: Any = None
     if fabric is not None and switch is not None:
@@ -139,7 +144,7 @@ class Infrastructure:
     storage: StorageLayer
     reliability: ReliabilityLayer
     software: SoftwareLayer
-    facility: FacilityLayer
+    facility: FacilityLayer | NotSized
 
 
 def build_training_infrastructure(

@@ -8,15 +8,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from ..engagement.acceptance import AcceptanceTargets
+from ..engagement.boundary import OperatingBoundary
+from ..engagement.mig import MigSection
+from ..engagement.operations import OperationsLoad
+from ..engagement.questions import NextQuestions
+from ..engagement.register import BoundaryRegister
+from ..engagement.sheet import WorkloadSheet
+from ..errors import CatalogGap
+from ..generic.pipeline import PipelineSection
 from ..provenance import Assumption, Provenance
+from .doc import Doc as Doc
 
 SCHEMA_VERSION = "1.0"
-
-
-class Doc(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class ParallelismOut(Doc):
@@ -83,11 +89,52 @@ class ComputeLayer(Doc):
     warnings: list[str] = Field(default_factory=list)
 
 
+class NotSized(Doc):
+    """A layer the compile could not size: the catalog lacks a number it needs. The rest of the
+    specification is still built; this says which numbers are missing and what they would size."""
+
+    not_sized: str = Field(description="why the layer is not sized: the missing catalog numbers and what they size")
+    missing: list[str] = Field(default_factory=list, description="catalog paths of the missing numbers")
+
+    @classmethod
+    def from_gap(cls, gap: CatalogGap) -> NotSized:
+        return cls(not_sized=gap.reason, missing=list(gap.missing))
+
+
 class SearchSummary(Doc):
     evaluated: int
     seconds: float
     rejected: dict[str, int]
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class MeasuredEntry(Doc):
+    """One measured value as the compile used it (or recorded it, with why not applied)."""
+
+    field: str = Field(description="the measurable field (measure/fields.py)")
+    value: float = Field(description="SI value, in `unit`")
+    unit: str
+    spread: float | None = Field(default=None, description="standard deviation over the repeats, in `unit`")
+    repeats: int | None = None
+    machine_kind: str
+    machine_id: str
+    machine: str = Field(description="the machine it was measured on, as a person reads it")
+    date: str
+    tool: str
+    origin: str = Field(description="'intake' or the calibration file it came from")
+    status: str = Field(description="applied (replaces the assumption named in `replaces`) or recorded")
+    replaces: str
+    note: str | None = None
+
+
+class MeasuredSection(Doc):
+    """Measurements bound to the machine they were taken on; applied to that machine only."""
+
+    entries: list[MeasuredEntry] = Field(default_factory=list)
+    calibration_files: list[str] = Field(default_factory=list)
+    sized_accelerators: list[str] = Field(default_factory=list)
+    sized_systems: list[str] = Field(default_factory=list)
+    sized_why: str = ""
 
 
 class SystemSpec(Doc):
@@ -108,9 +155,22 @@ class SystemSpec(Doc):
     facility: dict[str, Any] | None = None
     inference: dict[str, Any] | None = None
     hpc: dict[str, Any] | None = None
+    pipeline: PipelineSection | None = Field(default=None,
+                                             description="generic archetype: the data path, stage by stage")
     search: SearchSummary | dict[str, Any] | None = None
     collisions: list[dict[str, Any]] = Field(default_factory=list)
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
+    measured: MeasuredSection | None = Field(default=None, description="measurements, bound to their machines")
     pins: dict[str, Any] = Field(default_factory=dict, description="the pins (dotted intake keys) applied by recompile")
+    not_sized: dict[str, str] = Field(
+        default_factory=dict, description="layer -> why it is not sized (a catalog number it needs is unknown)")
+    # From requirement to supply (issue 9, seed 000): engagement/attach.py fills these after the layers.
+    sheet: WorkloadSheet | None = None
+    next_questions: NextQuestions | None = None
+    operating_boundary: OperatingBoundary | None = None
+    boundary_register: BoundaryRegister | None = None
+    operations: OperationsLoad | None = None
+    acceptance: AcceptanceTargets | None = None
+    mig: MigSection | None = None
     assumptions: list[Assumption] = Field(default_factory=list)
     provenance: dict[str, Provenance] = Field(default_factory=dict)

@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog.loader import Catalog
-from ..errors import InputError
+from ..errors import CatalogGap
 from ..intake.hpc import HpcWorkload
 from ..intake.inference import InferenceWorkload
 from ..intake.infrastructure import InfrastructureIntake
 from ..provenance import Trace
 from .infrastructure import build_fabric, build_facility, build_software, layer_dict
-from .result import SystemSpec
+from .result import NotSized, SystemSpec
 
 
 def _layers_below(spec: SystemSpec, w: InfrastructureIntake, catalog: Catalog, kind: str, trace: Trace) -> None:
@@ -30,13 +30,13 @@ def _layers_below(spec: SystemSpec, w: InfrastructureIntake, catalog: Catalog, k
         tp, pp = (tp, 1) if gpus % tp == 0 else (1, 1)
     layout = {"tp": tp, "pp": pp, "dp": gpus // (tp * pp), "cp": 1, "ep": int(par.get("ep", 1)), "etp": 1}
     fabric = switch = None
-    try:
-        if gpus > system.gpus_per_node:
+    if gpus > system.gpus_per_node:
+        try:
             fabric, switch = build_fabric(system, catalog, w, gpus=gpus, layout=layout, trace=trace)
             spec.fabric = layer_dict(fabric)
-        spec.facility = layer_dict(build_facility(system, fabric, switch, w, gpus=gpus, trace=trace))
-    except InputError as exc:  # e.g. a system without a published node power: say so, do not guess
-        spec.facility = {"note": f"not sized: {exc}"}
+        except CatalogGap as gap:   # a number the fabric needs is unknown: say so, do not guess
+            spec.fabric = NotSized.from_gap(gap).model_dump()
+    spec.facility = layer_dict(build_facility(system, fabric, switch, w, gpus=gpus, trace=trace))
     software = build_software(w, catalog.accelerator(compute["accelerator"]).vendor, kind, fabric=fabric,
                               multi_node=gpus > system.gpus_per_node, trace=trace)
     spec.software = layer_dict(software)

@@ -20,7 +20,7 @@ from ..errors import Infeasible, InputError
 from ..intake.common import ComputeIntake, ParallelismIntake
 from ..intake.training import TrainingWorkload
 from ..perf.layout import PEAK_CLASS, Hardware, TrainingSetup
-from ..perf.step_time import gemm_precision
+from ..perf.step_time import FA1_RELATIVE_SPEED, gemm_precision
 from ..planner.published import best_published_mfu
 from ..planner.result import RankedLayout
 from ..planner.search import search
@@ -76,9 +76,25 @@ def resolve_training(w: TrainingWorkload, catalog: Catalog) -> ResolvedTraining:
                 "training.moe_load_imbalance", 1.0,
                 "expert load perfectly balanced, as benchmark tables force it; a learned router's busiest expert "
                 "rank carries more than the mean: give your router's measured max/mean load")
+    if w.training.grad_reduce_dtype is not None:
+        grad_dtype = trace.given("training.grad_reduce_dtype", w.training.grad_reduce_dtype)
+    else:
+        grad_dtype = trace.assumed("training.grad_reduce_dtype", "fp32",
+                                   "gradients reduced in fp32 (NeMo grad_reduce_in_fp32, torchtitan reduce_dtype "
+                                   "float32): the safer, slower choice")
+    overlap = w.compute.parallelism.tp_comm_overlap
+    if overlap is not None:
+        trace.given("compute.parallelism.tp_comm_overlap", overlap)
+    else:
+        overlap = trace.assumed("compute.parallelism.tp_comm_overlap", True,
+                                "NeMo / Megatron-Bridge performance recipes overlap TP communication with the GEMMs "
+                                "(Transformer Engine userbuffers) whenever tp > 1")
     setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size, precision=run.precision,
-                          flash_attention=kernel == "flash", moe_dropless=dropless,
-                          moe_load_imbalance=float(imbalance))
+                          flash_attention=kernel != "unfused",
+                          attention_relative_speed=FA1_RELATIVE_SPEED if kernel == "flash_v1" else 1.0,
+                          moe_dropless=dropless,
+                          moe_load_imbalance=float(imbalance), tp_comm_overlap=bool(overlap),
+                          grad_reduce_bytes=4.0 if grad_dtype == "fp32" else 2.0)
     check_precision(setup, hw)
     return ResolvedTraining(arch=arch, run=run, hardware=hw, setup=setup, trace=trace)
 
