@@ -46,6 +46,7 @@ def _devices(w: InferenceWorkload, catalog: Catalog, s: ServingSettings, trace: 
         choice = serving_device(catalog, acc.id, c.system, s.weights, s.kv_dtype)
         if choice.note:
             trace.assumed("compute.gemm_precision", choice.device.gemm_precision, choice.note)
+        _trace_ceilings(trace, acc.id, choice.device)
         return {acc.id: choice.device}
     devices: dict[str, Device] = {}
     for acc_id in DEFAULT_CANDIDATES:
@@ -55,6 +56,16 @@ def _devices(w: InferenceWorkload, catalog: Catalog, s: ServingSettings, trace: 
             continue
     trace.assumed("compute.accelerator", sorted(devices), "not given: searched across these candidates")
     return devices
+
+
+def _trace_ceilings(trace: Trace, acc_id: str, dev: Device) -> None:
+    """The kernel ceilings the step model runs at: measured for this GPU, or assumed (a median)."""
+    c = dev.ceilings
+    value = {"gemm_compute": c.gemm_compute, "gemm_stream": c.gemm_stream, "kv_stream": c.kv_stream}
+    if c.note:
+        trace.assumed("compute.kernel_ceilings", value, c.note)
+    else:
+        trace.measured("compute.kernel_ceilings", value, f"{acc_id}: {c.source}")
 
 
 def _requirement(w: InferenceWorkload, s: ServingSettings, m: ServedModel) -> Requirement:

@@ -79,6 +79,10 @@ def resolve_training(w: TrainingWorkload, catalog: Catalog) -> ResolvedTraining:
                 "rank carries more than the mean: give your router's measured max/mean load")
     if w.training.grad_reduce_dtype is not None:
         grad_dtype = trace.given("training.grad_reduce_dtype", w.training.grad_reduce_dtype)
+    elif w.training.framework is not None:        # the named framework's gradient reduction
+        grad_dtype = trace.derived("training.grad_reduce_dtype",
+                                   "fp32" if run.framework.grad_reduce_bytes >= 4 else "bf16",
+                                   f"the {run.framework.id} profile's grad_reduce_bytes (catalog/data/frameworks.yaml)")
     else:
         grad_dtype = trace.assumed("training.grad_reduce_dtype", "fp32",
                                    "gradients reduced in fp32 (NeMo grad_reduce_in_fp32, torchtitan reduce_dtype "
@@ -95,7 +99,8 @@ def resolve_training(w: TrainingWorkload, catalog: Catalog) -> ResolvedTraining:
                           attention_relative_speed=FA1_RELATIVE_SPEED if kernel == "flash_v1" else 1.0,
                           moe_dropless=dropless,
                           moe_load_imbalance=float(imbalance), tp_comm_overlap=bool(overlap),
-                          grad_reduce_bytes=4.0 if grad_dtype == "fp32" else 2.0)
+                          grad_reduce_bytes=4.0 if grad_dtype == "fp32" else 2.0,
+                          framework=run.framework)
     check_precision(setup, hw)
     return ResolvedTraining(arch=arch, run=run, hardware=hw, setup=setup, trace=trace)
 
