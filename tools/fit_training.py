@@ -139,12 +139,14 @@ def write_uncertainty(path: Path, table: dict[str, dict[str, float]]) -> None:
     import datetime
 
     import yaml
-    doc = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else {}
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
+    doc = yaml.safe_load(text) if text else {}
     doc["training_step_time"] = {
         "quantity": "the training step time (and the tokens/s, time to train and GPU count that follow from it)",
         "method": f"leave-one-source-family-out error (tools/fit_training.py, {datetime.date.today()})",
         "defined_on": "time", "kinds": table}
-    path.write_text(yaml.safe_dump(doc, sort_keys=False, width=110), encoding="utf-8")
+    path.write_text(header + yaml.safe_dump(doc, sort_keys=False, width=110), encoding="utf-8")
     print(f"wrote {path}")
 
 

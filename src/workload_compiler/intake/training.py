@@ -8,6 +8,7 @@ from pydantic import Field
 
 from ..units import Count, Seconds
 from .common import ComputeIntake, ModelIntake, Strict
+from .cost import CostIntake
 from .infrastructure import InfrastructureIntake
 
 TrainingPrecision = Literal["bf16", "fp16", "fp8", "fp8_blockwise", "mxfp8", "nvfp4"]
@@ -48,3 +49,4 @@ class TrainingWorkload(InfrastructureIntake):
     training: TrainingRun = Field(default_factory=TrainingRun)
     target: TargetIntake = Field(default_factory=TargetIntake)
     compute: ComputeIntake = Field(default_factory=ComputeIntake)
+    cost: CostIntake | None = None

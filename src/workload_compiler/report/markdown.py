@@ -7,6 +7,8 @@ from typing import Any
 from ..spine.result import SystemSpec
 from .engagement_render import engagement_markdown
 from .format import LAYER_TITLES, format_value
+from .sizing_view import markdown_sections
+from .uncertainty_view import markdown_uncertainty
 
 
 def _flatten(prefix: str, data: dict[str, Any]) -> list[tuple[str, str, Any]]:
@@ -26,6 +28,7 @@ def render_markdown(spec: SystemSpec) -> str:
     doc = spec.model_dump(mode="json")
     out = [f"# {spec.name or spec.kind}", "",
            f"Kind: {spec.kind}. Feasible: {'yes' if spec.feasible else 'no — ' + str(spec.binding_constraint)}.", ""]
+    out += markdown_uncertainty(spec)
     for name, heading in LAYER_TITLES.items():
         data = doc.get(name)
         if not data:
@@ -40,17 +43,7 @@ def render_markdown(spec: SystemSpec) -> str:
             shown = format_value(key, value).replace("|", "\\|")
             out.append(f"| {path.split('.', 1)[1]} | {shown} | {src.replace('|', '/')} |")
         out.append("")
-    if spec.collisions:
-        out += ["## Collisions", ""]
-        out += [f"- **{c.get('constraint')}**: {c.get('detail')}" for c in spec.collisions] + [""]
-    if spec.alternatives:
-        out += ["## Alternatives", "", "| alternative | what changes | GPUs | time to train | IT power |",
-                "|---|---|---|---|---|"]
-        for a in spec.alternatives:
-            out.append(f"| {a.get('name')} | {a.get('change')} | {format_value('gpus', a.get('gpus'))} | "
-                       f"{format_value('time_to_train_s', a.get('time_to_train_s'))} | "
-                       f"{format_value('it_power_w', a.get('it_power_w'))} |")
-        out.append("")
+    out += markdown_sections(spec)
     if spec.measured is not None and spec.measured.entries:
         out += ["## Measured (bound to their machines)", "", "| field | value | status | machine | tool, date |",
                 "|---|---|---|---|---|"]

@@ -21,6 +21,7 @@ from ..catalog.loader import package_yaml
 from .result import Band, SystemSpec
 
 TABLE = "uncertainty.yaml"
+MIN_RUNS = 3      # fewer held-out runs of a kind than this give no band (one run is not a spread)
 
 
 def generation(architecture: str) -> str:
@@ -51,7 +52,7 @@ def error_range(section: str, kind: str) -> tuple[float, float, str] | None:
     """(e_low, e_high, basis) of a kind in a table section, or None when no run of the kind was validated."""
     sec = _section(section)
     entry = (sec.get("kinds") or {}).get(kind)
-    if not entry:
+    if not entry or int(entry["n"]) < MIN_RUNS:
         return None
     lo, hi = float(entry["low"]), float(entry["high"])
     how = "10th-90th percentile" if int(entry["n"]) >= 10 else "smallest to largest error"
@@ -61,7 +62,11 @@ def error_range(section: str, kind: str) -> tuple[float, float, str] | None:
 
 
 def not_validated(section: str, kind: str) -> Band:
-    what = _section(section).get("quantity", section)
+    sec = _section(section)
+    what = sec.get("quantity", section)
+    n = int(((sec.get("kinds") or {}).get(kind) or {}).get("n", 0))
+    if n:
+        return Band(basis=f"only {n} published {kind} run(s) held out for {what}: too few for a band")
     return Band(basis=f"no published {kind} run was validated for {what}: no band, the number is unchecked")
 
 
@@ -128,10 +133,13 @@ def spec_uncertainty(spec: SystemSpec, architecture: str) -> dict[str, Band]:
         memory = _get(spec.compute, "memory_per_gpu_bytes")
         if isinstance(memory, (int, float)):
             out["compute.memory_per_gpu_bytes"] = time_band(float(memory), "training_memory", kind)
+        node = int(_get(spec.compute, "gpus_per_node") or 1)
         needed = _get(spec.objective, "gpus_for_target")
         if isinstance(needed, (int, float)) and needed > 0:
-            step_gpus = int(_get(spec.compute, "gpus_per_node") or 1)
-            out["objective.gpus_for_target"] = count_band(float(needed), step, kind, step_gpus)
+            out["objective.gpus_for_target"] = count_band(float(needed), step, kind, node)
+        chosen = spec.provenance.get("compute.gpus")
+        if chosen is not None and "meets target" in (chosen.formula or ""):     # sized for the deadline
+            out["compute.gpus"] = count_band(float(_get(spec.compute, "gpus")), step, kind, node)
     if spec.kind == "inference" and spec.inference is not None:
         weights = str(_get(spec.inference, "weights") or _get(spec.compute, "gemm_precision") or "bf16")
         kind = case_kind(architecture, moe, weights)
