@@ -148,3 +148,21 @@ def test_every_run_that_states_its_layout_and_micro_batch_fits(calibration: Path
     assert not misfits
     headroom = [1 - c.memory_per_gpu_bytes / c.hardware.hbm_bytes for c in covered]
     assert min(headroom) >= 0.0
+
+
+@pytest.mark.parametrize("rid", ["llama3_405b_table4_row2", "dgxc_v2503_llama_3_1_405b_fp8_1152gpu",
+                                 "mbridge_2511_pretraining_gb200_deepseekv3_w_o_mtp_fp8mx_256gpu"])
+def test_validate_and_compile_give_the_same_answer(calibration: Path, compiled, rid: str) -> None:  # type: ignore[no-untyped-def]
+    """One rule set: the row `wkc validate` scores is the compile of the same intake (issue 7: Meta's
+    Llama 3 405B on 16,384 H100 was scored with one vp and compiled with another)."""
+    from workload_compiler import compile_workload
+    cases, _ = compiled
+    case = cases[rid]
+    spec = compile_workload(case.record.intake)
+    row = step_row(case)
+    if case.fits:
+        assert spec.compute is not None
+        assert spec.compute.step_time_s == pytest.approx(row.predicted, rel=1e-9)  # type: ignore[union-attr]
+        assert spec.compute.parallelism.vp == int(case.layout.vp)  # type: ignore[union-attr]
+    else:
+        assert not spec.feasible and spec.binding_constraint == case.binding
