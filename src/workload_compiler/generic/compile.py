@@ -197,7 +197,9 @@ def compile_generic(w: GenericWorkload, catalog: Catalog, trace: Trace) -> dict[
         "parallelism": {"tp": 1, "pp": 1, "dp": gpus, "ep": 1}, "precision": r.precision,
         "peak_flops_per_s": r.peak_flops, "gpu_efficiency": r.gpu_efficiency,
         "gpu_samples_per_s_per_gpu": r.gpu_samples_per_s, "cpu_cores_per_gpu": r.cores_per_gpu,
-        "batch_size_per_gpu": r.batch_size_per_gpu, "bottleneck": pipeline.binding_stage or "open"}
+        "decode_rate_per_core": r.decode_rate_per_core,
+        "batch_size_per_gpu": r.batch_size_per_gpu, "bottleneck": pipeline.binding_stage or "open",
+        "host_cpu": r.host_cpu}
     trace.derived("compute.nodes", compute["nodes"], "ceil(gpus / gpus_per_node)")
     sections: dict[str, Any] = {"objective": objective, "compute": compute, "pipeline": pipeline}
     if ev.storage is not None:

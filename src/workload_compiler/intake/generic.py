@@ -84,6 +84,10 @@ class GenericCompute(Strict):
     system: str | None = None
     gpus: int | None = Field(default=None, ge=1)
     max_gpus: int | None = Field(default=None, ge=1, description="a cap: the sizing stays at or below it")
+    host_cpu: str | None = Field(
+        default=None, min_length=1,
+        description="the nodes' host CPU model as the OS reports it (lscpu 'Model name', what `wkc profile` "
+                    "records): a CPU measurement binds to it; default: the system's CPU as the catalog names it")
 
 
 class GenericWorkload(InfrastructureIntake):
