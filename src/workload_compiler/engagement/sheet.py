@@ -143,8 +143,8 @@ ROWS: dict[str, tuple[RowSpec, ...]] = {
 # The unit of each intake key a row shows: what a measured value of that key must be in.
 KEY_UNITS: dict[str, str] = {r.key: r.unit for rows in ROWS.values() for r in rows if r.key and r.unit}
 # The result path each intake key sets, whose provenance a measured value of the key replaces.
-KEY_PATHS: dict[str, str] = {r.key: (r.prov or r.path) for rows in ROWS.values() for r in rows
-                             if r.key and (r.prov or r.path)}
+KEY_PATHS: dict[str, str] = {r.key: path for rows in ROWS.values() for r in rows
+                             if r.key and (path := r.prov or r.path)}
 
 def given_keys(model: BaseModel, prefix: str = "") -> set[str]:
     """Dotted keys the intake set (pydantic's fields-set, recursively): what the user gave."""
