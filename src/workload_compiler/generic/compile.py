@@ -184,6 +184,7 @@ def compile_generic(w: GenericWorkload, catalog: Catalog, trace: Trace) -> dict[
     target = w.target.time_to_result
     objective = {
         "model": w.model.name or "generic model", "mode": w.model.mode, "flops_per_sample": r.flops_per_sample,
+        "params": w.model.params,
         "samples": w.data.samples, "epochs": w.data.epochs, "sample_bytes": w.data.sample_size,
         "dataset_bytes": w.data.samples * w.data.sample_size, "total_samples": total,
         "total_flops": total * r.flops_per_sample, "time_to_result_s": pipeline.time_to_result_s,
