@@ -11,7 +11,6 @@ from rich.text import Text
 from ..spine.result import SystemSpec
 from .engagement_tables import Table, engagement_tables
 
-
 SHORT_COLUMN = 14   # a column whose cells all fit in this many characters keeps its width
 
 
