@@ -36,6 +36,7 @@ from .operations import operations_load
 from .questions import next_questions
 from .register import boundary_register
 from .sheet import KEY_PATHS, KEY_UNITS, build_sheet, check_field_keys, check_statuses, given_keys
+from .software_boundary import software_boundary
 from .view import get_path, section_dict
 
 
@@ -118,6 +119,8 @@ def attach(spec: Any, w: BaseModel, catalog: Catalog) -> None:
     spec.sheet = sheet
     spec.operating_boundary = boundary
     spec.boundary_register = register
+    if isinstance(spec.software, dict):   # the first result's key, kept (compact view of the two sections)
+        spec.software = {**spec.software, "boundary": software_boundary(boundary, register).model_dump(mode="json")}
     spec.operations = ops
     spec.acceptance = acceptance
     spec.mig = mig_section(doc, catalog)
