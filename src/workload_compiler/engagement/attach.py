@@ -79,7 +79,8 @@ def _readiness_targets(spec: Any, acceptance: AcceptanceTargets) -> None:
     """Give the node-readiness checks their numbers: each acceptance target names its check."""
     software = spec.software if isinstance(spec.software, dict) else None
     for item in (software or {}).get("readiness", []):
-        item["acceptance"] = [{"test": t.test, "tier": t.tier, "expected": t.expected, "unit": t.unit}
+        item["acceptance"] = [{"test": t.test, "tier": t.tier, "expected": t.expected, "unit": t.unit,
+                               "precision": t.precision, "message_bytes": t.message_bytes}
                               for t in acceptance.targets if t.readiness_check == item.get("id")]
 
 

@@ -42,6 +42,8 @@ class Expectations(_M):
     multi_node: bool = True
     gpudirect_storage: bool = False
     collective_target: str | None = None
+    acceptance: dict[str, list[str]] = Field(
+        default_factory=dict, description="readiness check id -> the sized spec's acceptance targets for it")
 
 
 class Finding(_M):
@@ -270,6 +272,8 @@ def _not_here(item_id: str, e: Expectations) -> ItemResult:
                                 + (f"; the checklist asks: {e.collective_target}" if e.collective_target else ""),
             "gpu_diagnostics": "node-check reads configuration; it runs no GPU diagnostics: run the vendor "
                                "diagnostics (DCGM: dcgmi diag -r 3)"}.get(item_id, "no node-level reading for it")
+    if e.acceptance.get(item_id):
+        text += "; pass when: " + "; ".join(e.acceptance[item_id])
     return _item(item_id, [], na_why=text)
 
 
