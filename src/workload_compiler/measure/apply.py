@@ -28,7 +28,7 @@ from ..intake.measured import MeasuredIntake, MeasuredValue
 from ..perf.layout import MeasuredRates
 from ..provenance import Source, Trace
 from ..spine.result import MeasuredEntry, MeasuredSection, SystemSpec
-from .fields import INFERENCE, TRAINING, MeasurableField, lookup
+from .fields import GENERIC, INFERENCE, TRAINING, MeasurableField, lookup
 from .machine_match import ref_id, refusal
 
 # Result paths each archetype computes from the rates a measurement replaces (step time and what
@@ -41,6 +41,8 @@ DEPENDENTS: dict[str, tuple[str, ...]] = {
     "inference": ("inference.ttft_s", "inference.tpot_s", "inference.output_tokens_per_s_per_gpu",
                   "inference.batch_size", "inference.cost_per_million_tokens", "compute.gpus"),
     "hpc": ("hpc.time_per_step_s", "hpc.time_to_solution_s", "hpc.communication_s", "compute.gpus"),
+    "generic": ("pipeline.pipeline_samples_per_s", "pipeline.effective_samples_per_s", "pipeline.time_to_result_s",
+                "compute.gpus"),
 }
 TRAINING_GEMM_PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8"}   # mxfp8 / nvfp4: other kernels
 
@@ -79,8 +81,8 @@ def sized_machines(w: Any, catalog: Catalog) -> SizedMachines:
         accs, why = [catalog.system(c.system).accelerator], "the accelerator of compute.system"
     elif kind == INFERENCE:
         accs, why = list(DEFAULT_CANDIDATES), "no accelerator given: the serving search tries these"
-    else:
-        accs = [TRAINING_DEFAULT if kind == TRAINING else HPC_DEFAULT]
+    else:   # the generic archetype assumes the training default (generic/resolve.py)
+        accs = [TRAINING_DEFAULT if kind in (TRAINING, GENERIC) else HPC_DEFAULT]
         why = "no accelerator given: the archetype's assumed default"
     if c.system is not None:
         systems = [catalog.system(c.system).id]
