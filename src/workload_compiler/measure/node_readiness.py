@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from ..spine.doc import Doc
 from .node_read import NodeReport
 
 Status = Literal["pass", "fail", "not applicable here"]
@@ -24,11 +25,8 @@ SCHEMA = "wkc-node-check/1"
 LINK_LAYER = {"infiniband": "InfiniBand", "roce": "Ethernet", "ethernet": "Ethernet"}
 
 
-class _M(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
-
-class Expectations(_M):
+class Expectations(Doc):
     """What the sized spec asks of one node; None where nothing was sized (presence is checked)."""
 
     source: str
@@ -46,13 +44,13 @@ class Expectations(_M):
         default_factory=dict, description="readiness check id -> the sized spec's acceptance targets for it")
 
 
-class Finding(_M):
+class Finding(Doc):
     check: str
     status: Status
     detail: str
 
 
-class ItemResult(_M):
+class ItemResult(Doc):
     id: str
     status: Status
     why: str
@@ -60,7 +58,7 @@ class ItemResult(_M):
     origin: Literal["spec checklist", "node-check"] = "spec checklist"
 
 
-class NodeCheck(_M):
+class NodeCheck(Doc):
     schema_: str = Field(default=SCHEMA, alias="schema")
     report: NodeReport
     expectations: Expectations

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ..intake.measured import MeasuredValue
+from ..spine.doc import Doc
 from .dataset import DataFiles, compute, drop_cache, parse, read_files
 from .machine import MachineInfo
 
@@ -32,11 +33,8 @@ DOES_NOT_PREDICT = (
 Stage = Literal["read", "parse", "compute"]
 
 
-class Spread(BaseModel):
+class Spread(Doc):
     """Statistics of one timed stage over the repeats, in seconds."""
-
-    model_config = ConfigDict(extra="forbid")
-
     median_s: float
     mean_s: float
     stdev_s: float
@@ -56,9 +54,7 @@ class Spread(BaseModel):
         return self.stdev_s / self.median_s if self.median_s > 0 else 0.0
 
 
-class StageResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class StageResult(Doc):
     format: str
     stage: Stage
     time: Spread
@@ -68,18 +64,14 @@ class StageResult(BaseModel):
     rate_unit: Literal["B/s", "records/s", "FLOP/s"]
 
 
-class DatasetInfo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DatasetInfo(Doc):
     source: Literal["generated", "input"]
     root: str
     seed: int | None
     formats: dict[str, dict[str, float]] = Field(description="format -> files, bytes, records")
 
 
-class ProfileResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ProfileResult(Doc):
     schema_: str = Field(default=SCHEMA, alias="schema")
     date: dt.date
     tool: str

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..catalog.loader import Catalog
@@ -48,19 +49,21 @@ def _spec(kind: str, name: str | None, sections: dict[str, Any]) -> SystemSpec:
                       **{k: v for k, v in sections.items() if k in known})
 
 
-def compile_inference_spec(w: InferenceWorkload, catalog: Catalog) -> SystemSpec:
-    from ..inference.compile import compile_inference
+def archetype_spec(kind: str, w: Any, catalog: Catalog,
+                   sections: Callable[[Any, Catalog, Trace], dict[str, Any]]) -> SystemSpec:
+    """An archetype's own pass (`sections`), then the shared layers below it, one trace for both."""
     trace = Trace()
-    spec = _spec("inference", w.name, compile_inference(w, catalog, trace))
-    _layers_below(spec, w, catalog, "inference", trace)
+    spec = _spec(kind, w.name, sections(w, catalog, trace))
+    _layers_below(spec, w, catalog, kind, trace)
     spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
     return spec
+
+
+def compile_inference_spec(w: InferenceWorkload, catalog: Catalog) -> SystemSpec:
+    from ..inference.compile import compile_inference
+    return archetype_spec("inference", w, catalog, compile_inference)
 
 
 def compile_hpc_spec(w: HpcWorkload, catalog: Catalog) -> SystemSpec:
     from ..hpc.compile import compile_hpc
-    trace = Trace()
-    spec = _spec("hpc", w.name, compile_hpc(w, catalog, trace))
-    _layers_below(spec, w, catalog, "hpc", trace)
-    spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
-    return spec
+    return archetype_spec("hpc", w, catalog, compile_hpc)
