@@ -141,7 +141,7 @@ class Catalog:
             peak_flops_bf16=_known(acc.peak_flops.bf16),
             peak_flops_fp8=acc.peak_flops.fp8,
             peak_flops_fp4=acc.peak_flops.fp4,
-            hbm_bytes=acc.memory_bytes,
+            hbm_bytes=acc.process_memory_bytes,
             hbm_bandwidth_bytes_per_s=_known(acc.memory_bandwidth_bytes_per_s),
             scale_up_bandwidth_bytes_per_s=scale_up or 0.0,  # 0.0 only for a 1-GPU domain
             scale_up_domain_gpus=sys.scale_up_domain_gpus,

@@ -48,11 +48,13 @@ from .scaling import (
 )
 
 
-def compile_hpc(workload: HpcWorkload, catalog: Catalog, trace: Trace) -> dict[str, Any]:
+def compile_hpc(workload: HpcWorkload, catalog: Catalog, trace: Trace,
+                scale_out_bytes_per_s: float | None = None) -> dict[str, Any]:
     """Result sections keyed like SystemSpec fields: objective, compute, hpc, storage, feasible,
     binding_constraint. Raises InputError for bad input (unknown class or unit ...). A number the
     catalog lacks (a peak, a scale-up bandwidth) leaves compute and the layers below "not sized",
-    the objective intact (spine/gaps.py)."""
+    the objective intact (spine/gaps.py). `scale_out_bytes_per_s` replaces the catalog's per-GPU
+    NIC bandwidth (the fabric pins, spine/fabric_pins.py)."""
     w = workload
     cls = trace.given("hpc.solver_class", w.application.solver_class)
     units = resolve_units(w, trace)
@@ -67,7 +69,8 @@ def compile_hpc(workload: HpcWorkload, catalog: Catalog, trace: Trace) -> dict[s
         "time_to_solution_target_s": w.target.time_to_solution,
         "time_per_step_target_s": step_target, "meets_target": None}
     try:
-        return _sized(w, catalog, trace, cls, units, profile, precision, steps, timestep, objective)
+        return _sized(w, catalog, trace, cls, units, profile, precision, steps, timestep, objective,
+                      scale_out_bytes_per_s)
     except CatalogGap as gap:
         below = NotSized(not_sized=f"not sized: needs the compute layer, which is not sized "
                                    f"({', '.join(gap.missing)} unknown)", missing=list(gap.missing)).model_dump()
@@ -77,8 +80,11 @@ def compile_hpc(workload: HpcWorkload, catalog: Catalog, trace: Trace) -> dict[s
 
 
 def _sized(w: HpcWorkload, catalog: Catalog, trace: Trace, cls: str, units: float, profile: Profile,
-           precision: str, steps: float, timestep: float | None, objective: dict[str, Any]) -> dict[str, Any]:
+           precision: str, steps: float, timestep: float | None, objective: dict[str, Any],
+           scale_out_bytes_per_s: float | None = None) -> dict[str, Any]:
     device = resolve_device(w, catalog, trace)
+    if scale_out_bytes_per_s is not None:   # the fabric pins' effective bandwidth (spine/fabric_pins.py)
+        device = replace(device, scale_out_bandwidth_bytes_per_s=scale_out_bytes_per_s)
     warnings = _check_peaks(profile, device)
     step_target = objective["time_per_step_target_s"]
     io = resolve_io(w, profile, units, device, trace)

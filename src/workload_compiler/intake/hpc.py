@@ -16,6 +16,7 @@ from pydantic import ConfigDict, Field
 from ..hpc.classes import HaloTransport, HpcPrecision, SolverClass
 from ..units import Bytes, BytesPerSecond, Count, Seconds, parse_count, validated_by
 from .common import ClusterCompute, Strict
+from .cost import CostIntake
 from .infrastructure import InfrastructureIntake
 
 
@@ -104,3 +105,4 @@ class HpcWorkload(InfrastructureIntake):
     compute: HpcCompute = Field(default_factory=HpcCompute)
     io: HpcIo = Field(default_factory=HpcIo)
     memory_per_unit_bytes: Bytes | None = Field(default=None, gt=0)
+    cost: CostIntake | None = None

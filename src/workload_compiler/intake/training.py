@@ -8,6 +8,7 @@ from pydantic import Field
 
 from ..units import Count, Seconds
 from .common import ComputeIntake, ModelIntake, Strict
+from .cost import CostIntake
 from .infrastructure import InfrastructureIntake
 
 TrainingPrecision = Literal["bf16", "fp16", "fp8", "fp8_blockwise", "mxfp8", "nvfp4"]
@@ -19,6 +20,10 @@ class TrainingRun(Strict):
     global_batch_size: int | None = Field(default=None, gt=0, description="sequences per step")
     precision: TrainingPrecision | None = None
     optimizer: Literal["adam"] | None = None
+    framework: str | None = Field(
+        default=None, description="training framework whose memory profile applies (catalog/data/frameworks.yaml): "
+        "megatron, nemo (Megatron-Bridge), torchtitan, fsdp, llm-foundry, deepspeed, maxtext, or an alias; "
+        "unset = the generic profile, listed as an assumption")
     grad_reduce_dtype: Literal["fp32", "bf16"] | None = Field(
         default=None, description="dtype of the data-parallel gradient reduction (Megatron "
         "--accumulate-allreduce-grads-in-fp32, NeMo grad_reduce_in_fp32, FSDP reduce_dtype); default fp32")
@@ -44,3 +49,4 @@ class TrainingWorkload(InfrastructureIntake):
     training: TrainingRun = Field(default_factory=TrainingRun)
     target: TargetIntake = Field(default_factory=TargetIntake)
     compute: ComputeIntake = Field(default_factory=ComputeIntake)
+    cost: CostIntake | None = None

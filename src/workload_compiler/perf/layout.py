@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .framework import GENERIC, FrameworkProfile
+
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
@@ -104,6 +106,9 @@ class TrainingSetup:
     # over the mean (1.0 = the force-balanced routing of benchmark tables).
     moe_dropless: bool = True
     moe_load_imbalance: float = 1.0
+    # What the training framework keeps in memory (master weights, gradient dtype, loss, FP8 copies,
+    # offload, allocator); the default is the generic profile, the largest term of the known ones.
+    framework: FrameworkProfile = GENERIC
     # Tensor-parallel collectives split into chunks and run under the GEMMs they feed (Megatron-Core
     # --tp-comm-overlap with Transformer Engine userbuffers; torchtitan AsyncTP); False: in series.
     tp_comm_overlap: bool = False
@@ -140,7 +145,7 @@ class Hardware:
     peak_flops_bf16: float               # dense FLOP/s
     peak_flops_fp8: float | None         # dense FLOP/s; None when the accelerator has no FP8
     peak_flops_fp4: float | None
-    hbm_bytes: float
+    hbm_bytes: float                     # what a process can allocate (catalog process_memory_bytes)
     hbm_bandwidth_bytes_per_s: float
     scale_up_bandwidth_bytes_per_s: float   # per GPU, per direction
     scale_up_domain_gpus: int

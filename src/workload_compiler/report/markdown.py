@@ -7,6 +7,7 @@ from typing import Any
 from ..spine.result import SystemSpec
 from .engagement_render import engagement_markdown
 from .format import LAYER_TITLES, format_value, layer_data
+from .sizing_view import markdown_sections
 
 
 def _flatten(prefix: str, data: dict[str, Any]) -> list[tuple[str, str, Any]]:
@@ -40,17 +41,7 @@ def render_markdown(spec: SystemSpec) -> str:
             shown = format_value(key, value).replace("|", "\\|")
             out.append(f"| {path.split('.', 1)[1]} | {shown} | {src.replace('|', '/')} |")
         out.append("")
-    if spec.collisions:
-        out += ["## Collisions", ""]
-        out += [f"- **{c.get('constraint')}**: {c.get('detail')}" for c in spec.collisions] + [""]
-    if spec.alternatives:
-        out += ["## Alternatives", "", "| alternative | what changes | GPUs | time to train | IT power |",
-                "|---|---|---|---|---|"]
-        for a in spec.alternatives:
-            out.append(f"| {a.get('name')} | {a.get('change')} | {format_value('gpus', a.get('gpus'))} | "
-                       f"{format_value('time_to_train_s', a.get('time_to_train_s'))} | "
-                       f"{format_value('it_power_w', a.get('it_power_w'))} |")
-        out.append("")
+    out += markdown_sections(spec)
     if spec.measured is not None and spec.measured.entries:
         out += ["## Measured (bound to their machines)", "", "| field | value | status | machine | tool, date |",
                 "|---|---|---|---|---|"]

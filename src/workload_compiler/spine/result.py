@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
+from ..cost.result import CostSection
 from ..engagement.acceptance import AcceptanceTargets
 from ..engagement.boundary import OperatingBoundary
 from ..engagement.mig import MigSection
@@ -20,6 +21,8 @@ from ..engagement.sheet import WorkloadSheet
 from ..errors import CatalogGap
 from ..generic.pipeline import PipelineSection
 from ..provenance import Assumption, Provenance
+from ..quantity import quantity
+from ..sizing.result import Alternative, Collision, SensitivitySection
 from .doc import Doc as Doc
 
 SCHEMA_VERSION = "1.0"
@@ -62,6 +65,10 @@ class ObjectiveLayer(Doc):
     time_to_train_target_s: float | None = None
     goodput_adjusted_time_to_train_s: float | None = None
     meets_target: bool | None = None
+    gpus_for_target: int | None = quantity(
+        "count", "fewest GPUs whose best layout meets the deadline without the cap, in steady state (before "
+                 "failures; when a cap or hall binds)",
+        default=None)
 
 
 class ComputeLayer(Doc):
@@ -87,6 +94,9 @@ class ComputeLayer(Doc):
     memory_headroom_bytes: float
     bottleneck: str
     warnings: list[str] = Field(default_factory=list)
+    scale_out_bytes_per_s_per_gpu: float | None = quantity(
+        "B/s", "per-GPU scale-out bandwidth the step-time model used, per direction (fabric pins applied: NIC "
+        "speed, oversubscription, rail optimization, transport; spine/fabric_pins.py)", default=None)
 
 
 class NotSized(Doc):
@@ -158,10 +168,18 @@ class SystemSpec(Doc):
     pipeline: PipelineSection | None = Field(default=None,
                                              description="generic archetype: the data path, stage by stage")
     search: SearchSummary | dict[str, Any] | None = None
-    collisions: list[dict[str, Any]] = Field(default_factory=list)
-    alternatives: list[dict[str, Any]] = Field(default_factory=list)
+    collisions: list[Collision] = Field(default_factory=list,
+                                        description="pinned limits and targets the requirement breaks (sizing/)")
+    alternatives: list[Alternative] = Field(
+        default_factory=list, description="recompiled variants, ranked: cheapest meeting every target first")
+    cost: CostSection | None = Field(default=None, description="$ and energy of the run or fleet (cost/)")
+    sensitivity: SensitivitySection | None = Field(
+        default=None, description="tornado over the assumed values (wkc sensitivity, compile --sensitivity)")
     measured: MeasuredSection | None = Field(default=None, description="measurements, bound to their machines")
     pins: dict[str, Any] = Field(default_factory=dict, description="the pins (dotted intake keys) applied by recompile")
+    intake: dict[str, Any] | None = Field(
+        default=None, description="the validated intake this spec was compiled from (pins applied); "
+                                  "recompile(spec, pins) starts from it")
     not_sized: dict[str, str] = Field(
         default_factory=dict, description="layer -> why it is not sized (a catalog number it needs is unknown)")
     # From requirement to supply (issue 9, seed 000): engagement/attach.py fills these after the layers.
