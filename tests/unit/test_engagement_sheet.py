@@ -189,3 +189,37 @@ def test_a_training_measurement_is_used_on_the_same_node_type_and_refused_on_ano
     entry["machine"] = {"kind": "node", "id": "dgx-a100"}
     with pytest.raises(InputError, match="node this intake sizes: dgx-h100"):
         compile_workload(data)
+
+
+def test_a_variant_on_another_machine_leaves_the_baselines_measurements_behind() -> None:
+    from workload_compiler.engagement.measurement import leave_other_machines
+    node = {"value": 420, "unit": "s", "machine": {"kind": "node", "id": "DGX-H100"}, "date": "2026-01-10",
+            "tool": "drill"}
+    acc = {"value": 3e12, "unit": "B/s", "machine": {"kind": "accelerator", "id": "h100-sxm"}, "date": "2026-01-10",
+           "tool": "wkc calibrate"}
+    data = {"kind": "training", "reliability": {"restart_time": 420},
+            "measured": {"values": {"accelerator.hbm_bandwidth_bytes_per_s": acc}},
+            "sheet": {"fields": {"reliability.restart_time": {"measured": node}}}}
+    same, none = leave_other_machines(data, {"compute.gpus": 512}, "h100-sxm", "dgx-h100")
+    assert none == [] and same is data
+    kept, none = leave_other_machines(data, {"compute.system": "dgx-h100"}, "h100-sxm", "dgx-h100")
+    assert none == []                                   # DGX-H100 is dgx-h100: the same machine, case-folded
+    out, dropped = leave_other_machines(data, {"compute.accelerator": "h200-sxm", "compute.system": "dgx-h200"},
+                                        "h100-sxm", "dgx-h100")
+    assert dropped == ["accelerator.hbm_bandwidth_bytes_per_s (accelerator h100-sxm)",
+                       "sheet.fields.reliability.restart_time (node DGX-H100)"]
+    assert out["measured"]["values"] == {} and "restart_time" not in out["reliability"]
+    assert out["sheet"]["fields"]["reliability.restart_time"]["status"] == "to_measure"
+    assert data["reliability"]["restart_time"] == 420        # the baseline's intake is not changed
+
+
+def test_an_alternative_on_another_accelerator_compiles_without_the_baselines_measurement() -> None:
+    from engagement_builders import EXAMPLES
+    data = intake(EXAMPLES / "gpt3-175b-a100.yaml")
+    data["sheet"] = {"fields": {"reliability.restart_time": {"measured": {
+        "value": 420, "unit": "s", "machine": {"kind": "node", "id": "dgx-a100"}, "date": "2026-01-10",
+        "tool": "drill"}}}}
+    spec = compile_workload(data)
+    other = [a for a in spec.alternatives if a.pins.get("compute.accelerator")]
+    assert other and all(a.feasible for a in other)
+    assert all(any("sheet.fields.reliability.restart_time (node dgx-a100)" in n for n in a.notes) for a in other)

@@ -12,6 +12,7 @@ the machine against the one sized, by the one rule of measure/machine_match.py.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,9 +21,9 @@ from pydantic import BaseModel
 
 from ..catalog.loader import Catalog
 from ..errors import InputError
-from ..intake.measured import MachineKind, MeasuredIntake, MeasuredValue, cpu_key, same_dimension
+from ..intake.measured import MachineKind, MachineRef, MeasuredIntake, MeasuredValue, cpu_key, same_dimension
 from ..intake.sheet import SheetIntake
-from ..measure.machine_match import ref_id, refusal
+from ..measure.machine_match import canonical_id, ref_id, refusal
 from ..provenance import Provenance, Source, Trace
 
 ARTICLE_RULE = "Do not fill missing fields with a benchmark from an unrelated machine (starter article)."
@@ -168,5 +169,88 @@ def mark_measured(found: list[SheetMeasurement], trace: Trace, own_paths: Mappin
                                why="computed from measured " + ", ".join(dict.fromkeys([*keys, m.key])))
 
 
-__all__ = ["ARTICLE_RULE", "SheetMeasurement", "check_kinds", "check_machines", "mark_measured",
-           "measured_on", "measurement_pins", "sheet_measurements", "sized_ids", "sized_machine"]
+def _same(kind: MachineKind, machine_id: str, target: str, catalog: Catalog) -> bool:
+    """The one rule on raw intake data (an id the catalog does not hold is another machine)."""
+    try:
+        return canonical_id(kind, machine_id, catalog, "") == canonical_id(kind, target, catalog, "")
+    except InputError:
+        return False
+
+
+def _remove(data: dict[str, Any], dotted: str) -> None:
+    *parents, last = dotted.split(".")
+    node: Any = data
+    for part in parents:
+        node = node.get(part) if isinstance(node, dict) else None
+    if isinstance(node, dict):
+        node.pop(last, None)
+
+
+def leave_other_machines(data: dict[str, Any], pins: Mapping[str, Any], accelerator: str | None,
+                         system: str | None, catalog: Catalog | None = None) -> tuple[dict[str, Any], list[str]]:
+    """A variant of the intake `data` (`pins` applied) on another accelerator or node type than the
+    baseline's (`accelerator`, `system`) keeps only the measured values of its own machine, in the
+    `measured` block and on the sheet: a measurement is never applied to a machine it was not taken
+    on. A sheet field whose value is left behind goes back to `to_measure` (on the new machine).
+    Returns the data and what was left behind ("<key> (<kind> <id>)")."""
+    from ..catalog.loader import load_catalog
+    cat = catalog or load_catalog()
+    acc = pins.get("compute.accelerator")
+    new_acc = acc is not None and not (accelerator is not None and _same("accelerator", str(acc), accelerator, cat))
+    sys_pin = pins.get("compute.system")
+    new_node = new_acc or (sys_pin is not None and not (system is not None and _same("node", str(sys_pin), system,
+                                                                                      cat)))
+    if not (new_acc or new_node):
+        return data, []
+
+    def other(machine: Any) -> bool:
+        ref = machine if isinstance(machine, dict) else {}
+        try:
+            m = MachineRef.model_validate(ref)
+        except ValueError:
+            return True
+        if m.kind == "accelerator":
+            return new_acc and not _same("accelerator", m.id, str(acc), cat)
+        if m.kind == "node":
+            return new_node and not (sys_pin is not None and _same("node", m.id, str(sys_pin), cat))
+        return new_node                    # another node type: another host CPU
+    out = copy.deepcopy(data)
+    dropped: list[str] = []
+    values = (out.get("measured") or {}).get("values") or {}
+    for key in [k for k, v in values.items() if other((v or {}).get("machine"))]:
+        m = values.pop(key).get("machine") or {}
+        dropped.append(f"{key} ({m.get('kind')} {m.get('id')})")
+    gone = {d.split(" (")[0] for d in dropped}
+    fields = (out.get("sheet") or {}).get("fields") or {}
+    for key, f in fields.items():
+        if not isinstance(f, dict):
+            continue
+        ref = f.get("measured_key") or (f["measured"] if isinstance(f.get("measured"), str) else None)
+        inline = f.get("measured") if isinstance(f.get("measured"), dict) else None
+        if (ref is not None and ref in gone) or (inline is not None and other(inline.get("machine"))):
+            m = inline.get("machine") if inline else {}
+            dropped.append(f"sheet.fields.{key}" + (f" ({m.get('kind')} {m.get('id')})" if m else f" ({ref})"))
+            fields[key] = {"status": "to_measure", "why": "measured on the baseline's machine, not on this one"}
+            _remove(out, key)      # the value the measurement set (entered like a pin) goes with it
+    items = (out.get("sheet") or {}).get("items") or []
+    for i, it in enumerate(items):
+        if isinstance(it, dict) and isinstance(it.get("measured"), dict) and other(it["measured"].get("machine")):
+            dropped.append(f"sheet.items[{i}] ({it.get('item')})")
+            it.pop("measured")
+            it.update(status="to_measure", value=None, why="measured on the baseline's machine, not on this one")
+    return out, dropped
+
+
+__all__ = [
+    "ARTICLE_RULE",
+    "SheetMeasurement",
+    "check_kinds",
+    "check_machines",
+    "leave_other_machines",
+    "mark_measured",
+    "measured_on",
+    "measurement_pins",
+    "sheet_measurements",
+    "sized_ids",
+    "sized_machine",
+]
