@@ -202,8 +202,10 @@ def test_a_variant_on_another_machine_leaves_the_baselines_measurements_behind()
             "sheet": {"fields": {"reliability.restart_time": {"measured": node}}}}
     same, none = leave_other_machines(data, {"compute.gpus": 512}, "h100-sxm", "dgx-h100")
     assert none == [] and same is data
-    kept, none = leave_other_machines(data, {"compute.system": "dgx-h100"}, "h100-sxm", "dgx-h100")
-    assert none == []                                   # DGX-H100 is dgx-h100: the same machine, case-folded
+    # from an A100 baseline onto the machine they were measured on: kept (DGX-H100 is dgx-h100, case-folded)
+    kept, none = leave_other_machines(data, {"compute.accelerator": "h100-sxm", "compute.system": "dgx-h100"},
+                                      "a100-sxm-80gb", "dgx-a100")
+    assert none == [] and kept["sheet"]["fields"]["reliability.restart_time"]["measured"] == node
     out, dropped = leave_other_machines(data, {"compute.accelerator": "h200-sxm", "compute.system": "dgx-h200"},
                                         "h100-sxm", "dgx-h100")
     assert dropped == ["accelerator.hbm_bandwidth_bytes_per_s (accelerator h100-sxm)",
