@@ -132,3 +132,12 @@ def test_profile_into_feeds_a_sheet_field_that_compile_binds_to_this_cpu(tmp_pat
     assert inline.exit_code == 0, inline.output
     stage = next(s for s in json.loads(inline.stdout)["pipeline"]["stages"] if s["name"] == "cpu_decode")
     assert stage["samples_per_s"] == pytest.approx(8 * 8 * entry["value"])
+
+
+def test_an_into_file_it_cannot_write_fails_before_the_run(tmp_path: Path) -> None:
+    bad = tmp_path / "sheet.yaml"
+    bad.write_text("kind: [\n")
+    r = runner.invoke(app, ["profile", "--size", "100kB", "--repeats", "2", "--workdir", str(tmp_path),
+                            "--into", str(bad), "--json"])
+    assert r.exit_code == 2 and "--into" in r.stderr and r.stdout == ""     # nothing was measured
+    assert bad.read_text() == "kind: [\n"

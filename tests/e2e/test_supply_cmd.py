@@ -118,3 +118,11 @@ def test_measured_values_stay_with_the_requirements_machine_and_are_an_open_conf
     assert "sheet.fields.reliability.restart_time (node dgx-h100)" in left["detail"]
     assert "accelerator.hbm_bandwidth_bytes_per_s (accelerator h100-sxm)" in left["detail"]
     assert not any(c["item"] == "measurements on the offered hardware" for c in by["A"]["open_confirmations"])
+
+
+def test_an_unreadable_offers_file_is_named_as_the_offers_file(tmp_path: Path) -> None:
+    bad = tmp_path / "offers.yaml"
+    bad.write_text("offers: [\n")
+    for path in (bad, tmp_path / "missing.yaml"):
+        r = runner.invoke(app, ["supply", str(REQ), "--offers", str(path)])
+        assert r.exit_code == 2 and "--offers" in r.stderr and "Traceback" not in r.output

@@ -51,6 +51,9 @@ def profile_command(
 ) -> None:
     """Time reading, parsing and arithmetic apart on this machine (CPU only)."""
     with user_errors():
+        if into is not None and into.exists():   # a file --into cannot take fails before the run, not after
+            from ..measure.sheet import merged_block
+            merged_block(into.read_text(encoding="utf-8"), {})
         result = _run(size, formats, input_dir, workdir, repeats, seed, keep)
         if into is not None:
             from ..measure.sheet import write_into

@@ -24,7 +24,10 @@ from .common import out, user_errors
 
 
 def _offers(path: Path) -> OffersFile:
-    data = read_intake(path)
+    try:
+        data = read_intake(path)
+    except InputError as exc:   # the reader names its argument FILE and an intake: say which file
+        raise InputError("--offers", str(path), exc.allowed.replace("intake file", "offers file")) from None
     if not isinstance(data, dict):
         raise InputError("--offers", str(path), "a YAML mapping with an 'offers' list")
     return OffersFile.model_validate(data)
