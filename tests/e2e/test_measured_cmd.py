@@ -178,3 +178,15 @@ def test_a_bus_bandwidth_measured_on_the_node_moves_the_generic_pipelines_all_re
         "fabric.scale_up_busbw_bytes_per_s.all_reduce": value(1.0e11, "B/s", "node", "dgx-a100")})
     code, _, err = compile_json(bad)
     assert code == 2 and "dgx-a100" in err and "dgx-h100" in err
+
+
+def test_a_sheet_value_for_another_machine_kind_is_refused_with_exit_2(tmp_path: Path) -> None:
+    data = yaml.safe_load((EXAMPLES / "image-classifier-generic.yaml").read_text())
+    data["sheet"]["fields"]["pipeline.decode_rate_per_core"] = {
+        "measured": value(260, "items/s", "node", "dgx-h100", tool="loader timing")}
+    path = tmp_path / "wrong-kind.yaml"
+    path.write_text(yaml.safe_dump(data))
+    code, _, err = compile_json(path)
+    assert code == 2 and "Traceback" not in err
+    assert "sheet.fields.pipeline.decode_rate_per_core.measured.machine.kind" in err
+    assert "property of the host CPU model" in err and "unrelated machine" in err
