@@ -108,6 +108,10 @@ class MachineRef(Strict):
     def describe(self) -> str:
         return f"{self.kind} {self.id}" + (f" ({self.name})" if self.name else "")
 
+    def label(self) -> str:
+        """The sheet's first name for `describe` (kept for its importers)."""
+        return self.describe()
+
 
 class MeasuredValue(Strict):
     """One measured number: value (SI, in `unit`), the machine, the day, the tool."""
