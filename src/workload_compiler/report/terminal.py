@@ -11,7 +11,7 @@ from rich.text import Text
 
 from ..spine.result import SearchSummary, SystemSpec
 from .engagement_render import render_engagement
-from .format import LAYER_TITLES, format_value
+from .format import LAYER_TITLES, format_value, layer_data
 from .sizing_view import terminal_alternatives, terminal_collisions, terminal_cost, terminal_sensitivity
 from .uncertainty_view import terminal_uncertainty
 
@@ -56,7 +56,7 @@ def render(spec: SystemSpec, console: Console) -> None:
         console.print(bands)
     doc = spec.model_dump(mode="json")
     for name, heading in LAYER_TITLES.items():
-        data = doc.get(name)
+        data = layer_data(doc, name)
         if data:
             console.print(Panel(layer_table(name, data, spec), title=heading, title_align="left"))
     if isinstance(spec.search, SearchSummary):

@@ -145,6 +145,8 @@ class MeasuredSection(Doc):
     sized_accelerators: list[str] = Field(default_factory=list)
     sized_systems: list[str] = Field(default_factory=list)
     sized_why: str = ""
+    left_behind: list[str] = Field(
+        default_factory=list, description="a recompile on another machine: the baseline's measured values not applied")
 
 
 class Band(Doc):
