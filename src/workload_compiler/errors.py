@@ -11,11 +11,14 @@ constraint. Inner passes raise it and the spine turns it into that result. `WkcE
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 VALUE_CHARS = 60   # a value is shown to this many characters: a message never prints a whole document
+
+
+FIELD_CHARS = 200   # a field or a path as long as a file name may be (a fuzzed 5,000-character path is cut)
 
 
 def shown(value: Any, limit: int = VALUE_CHARS) -> str:
@@ -59,7 +62,8 @@ class Problem:
             given = str(self.value)
         else:
             given = f"{shown(self.value)} is not allowed"
-        return f"{self.field}: {given}; {self.allowed}"
+        field = self.field if len(self.field) <= FIELD_CHARS else self.field[: FIELD_CHARS - 1] + "…"
+        return f"{field}: {given}; {self.allowed}"
 
 
 class _Marker:
@@ -110,6 +114,31 @@ class InputError(WorkloadError, ValueError):
         return InputError.of([Problem(name(p.field), p.value, p.allowed) for p in self.problems])
 
 
+class CatalogGap(InputError):
+    """A number the catalog does not hold (not published, or unknown in its sources) that one part
+    of the specification needs. The compile leaves that part "not sized" with this reason (the
+    rest of the spec is still built); it never fails a compile. An InputError (exit 2) only where
+    a caller outside the compile lets it escape.
+
+    `missing` lists the catalog paths (`systems.dgx-b300.node_max_power_w`); `needed_for` says
+    what they size (`facility power`, `the compute layer`).
+    """
+
+    def __init__(self, missing: Sequence[str], needed_for: str, *, field: str = "compute.accelerator",
+                 value: Any = None, hint: str = "") -> None:
+        self.missing = tuple(missing)
+        self.needed_for = needed_for
+        self.hint = hint or "not published, or unknown in its sources: add it in a user catalog directory to size it"
+        super().__init__(field, value, f"a catalog entry with {', '.join(self.missing)} "
+                                       f"(needed for {needed_for}); {self.hint}")
+
+    @property
+    def reason(self) -> str:
+        """The sentence a "not sized" section carries."""
+        return (f"not sized: {self.needed_for} needs {', '.join(self.missing)}, which the catalog does not "
+                f"hold; {self.hint}")
+
+
 class InfeasibleError(WorkloadError):
     """The workload is valid but cannot be met; `binding` names the constraint that binds."""
 
@@ -124,5 +153,5 @@ class InfeasibleError(WorkloadError):
 WkcError = WorkloadError
 Infeasible = InfeasibleError
 
-__all__ = ["MISSING", "UNKNOWN_KEY", "Described", "Infeasible", "InfeasibleError", "InputError", "Problem", "WkcError",
-           "WorkloadError", "one_of", "shown"]
+__all__ = ["MISSING", "UNKNOWN_KEY", "CatalogGap", "Described", "Infeasible", "InfeasibleError", "InputError",
+           "Problem", "WkcError", "WorkloadError", "one_of", "shown"]

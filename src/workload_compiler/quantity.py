@@ -53,6 +53,20 @@ def quantity_in(unit_field: str, description: str = "", *, headline: bool = Fals
     return Field(description=description or None, json_schema_extra=extra, **kwargs)
 
 
+def unit_by_key(units: dict[str, Unit], description: str = "", **kwargs: Any) -> Any:
+    """A mapping whose values have a unit each, by key (`{"gpus": "count", "time_s": "s"}`)."""
+    extra = _extra(kwargs, False)
+    extra["unit_by_key"] = dict(units)
+    return Field(description=description or None, json_schema_extra=extra, **kwargs)
+
+
+def same_unit_as(what: str, description: str = "", **kwargs: Any) -> Any:
+    """A number in the unit of another value it qualifies (a band's ends: the headline number's)."""
+    extra = _extra(kwargs, False)
+    extra["unit_same_as"] = what
+    return Field(description=description or None, json_schema_extra=extra, **kwargs)
+
+
 def info(description: str = "", *, headline: bool = False, **kwargs: Any) -> Any:
     """A pydantic Field for a value without a unit (text, a flag, a choice): its description, and
     whether the concise report shows it."""
@@ -84,4 +98,5 @@ def is_headline(model: type[BaseModel] | BaseModel, field: str) -> bool:
     return bool(_schema_extra(model, field).get("headline"))
 
 
-__all__ = ["UNITS", "Unit", "info", "is_headline", "quantity", "quantity_in", "unit_field_of", "unit_of"]
+__all__ = ["UNITS", "Unit", "info", "is_headline", "quantity", "quantity_in", "same_unit_as", "unit_by_key",
+           "unit_field_of", "unit_of"]

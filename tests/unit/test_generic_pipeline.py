@@ -121,3 +121,13 @@ def test_total_samples_and_flops() -> None:
     assert obj is not None   # a typed section (GenericObjective) that reads like the mapping it was
     assert obj["total_samples"] == 1281167 * 90
     assert math.isclose(obj["total_flops"], 1281167 * 90 * 3 * 8.18e9, rel_tol=1e-9)
+
+
+def test_per_sample_keys_are_not_read_as_rates_in_the_reports() -> None:
+    # the reports format by the unit each field declares, never by the key's spelling
+    from workload_compiler.quantity import unit_of
+    from workload_compiler.report.format import format_quantity
+    from workload_compiler.spine.sections_generic import GenericCompute, GenericObjective
+    flops = format_quantity(2.454e10, unit_of(GenericObjective, "flops_per_sample"))
+    assert flops == "2.45e+10 FLOP"      # was "24.54 B/s"
+    assert format_quantity(4032.0, unit_of(GenericCompute, "gpu_samples_per_s_per_gpu")) == "4.03 k/s"

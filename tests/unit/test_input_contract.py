@@ -137,9 +137,10 @@ def test_infeasible_is_returned_never_raised() -> None:
 
 def test_a_non_finite_value_becomes_null_with_its_reason() -> None:
     spec = SystemSpec(kind="training", name=None, feasible=False, binding_constraint="memory: no layout fits",
-                      alternatives=[{"name": "x", "time_to_train_s": math.inf, "feasible": False, "binding": "cap"}])
+                      alternatives=[{"name": "x", "change": "y", "time_to_train_s": math.inf, "feasible": False,
+                                     "binding": "cap"}])
     make_finite(spec)
-    assert spec.alternatives[0]["time_to_train_s"] is None
+    assert spec.alternatives[0].time_to_train_s is None
     assert spec.unreachable == {"alternatives[].time_to_train_s": "not reached: cap"}
     json.dumps(spec.model_dump(mode="json"), allow_nan=False)
 

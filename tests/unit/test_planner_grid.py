@@ -51,7 +51,9 @@ def _split(a: ModelArch, pp: int, vp: int, split: str) -> tuple[int, int, int] |
 def _ok(a: ModelArch, s: TrainingSetup, hw: Hardware, tp: int, pp: int, dp: int, cp: int, ep: int, etp: int,
         vp: int, mbs: int, zero: int, sp_pin: bool | None) -> bool:
     sp = tp > 1 and sp_pin is not False
-    if tp > hw.scale_up_domain_gpus or a.attention_heads % tp or a.kv_heads % tp or a.ffn_hidden_size % tp:
+    if tp > hw.scale_up_domain_gpus or a.attention_heads % tp or a.kv_heads % tp:
+        return False
+    if a.dense_mlp_layers and a.ffn_hidden_size % tp:      # an all-MoE model has no dense MLP to split
         return False
     if pp > a.layers or (vp > 1 and pp == 1):
         return False
@@ -172,7 +174,7 @@ def test_space_size_is_the_product_of_the_axes() -> None:
     assert list(space.split) == [0, 1]
     assert len(space.rows) == 286 * 14 * 2
     assert list(space.mbs) == [1 << k for k in range(11)]   # 1 ... 1024 <= 1536
-    assert space.size == 286 * 14 * 2 * 11 * 4 * 4   # rows x mbs x recompute modes x zero
+    assert space.size == 286 * 14 * 2 * 11 * 5 * 4   # rows x mbs x recompute modes x zero
 
 
 def test_pins_fix_axes_and_a_pin_that_cannot_divide_is_infeasible() -> None:

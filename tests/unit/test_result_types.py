@@ -55,12 +55,20 @@ def _sections() -> dict[str, type[BaseModel]]:
     return seen
 
 
+def _declared(model: type[BaseModel], field: str) -> bool:
+    """A unit of its own, a sibling field holding it, a unit per key, or another value's unit."""
+    extra = model.model_fields[field].json_schema_extra
+    extra = extra if isinstance(extra, dict) else {}
+    return (unit_of(model, field) is not None or unit_field_of(model, field) is not None
+            or "unit_by_key" in extra or "unit_same_as" in extra)
+
+
 def test_every_numeric_result_field_declares_its_unit() -> None:
     missing = [f"{name}.{field}" for name, model in sorted(_sections().items())
                if name not in ("Provenance", "Assumption")
                for field, info in model.model_fields.items()
                if not info.exclude and field not in NOT_QUANTITIES and _numeric(info.annotation)
-               and unit_of(model, field) is None and unit_field_of(model, field) is None]
+               and not _declared(model, field)]
     assert not missing, f"numeric result fields without a unit (declare them with quantity()): {missing}"
 
 

@@ -1,5 +1,9 @@
 """`wkc compile FILE`: the six-layer specification of one workload (terminal, JSON or Markdown).
 
+`--set KEY=VALUE` pins a dotted intake key and recompiles ("select a layer, pin a value"): the
+layers downstream of the pin follow, what it breaks upstream comes back as a collision.
+`--sensitivity` adds the tornado over the assumed values (as `wkc sensitivity`).
+
 Exit codes: 0 a result (meets its target, has none, or misses one: the miss is a warning on
 stderr and the report's first line), 3 infeasible, 2 bad input; `--strict` turns a missed target
 into exit 3 as well.
@@ -7,34 +11,44 @@ into exit 3 as well.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from .common import err, out, user_errors
+from .common import err, out, print_json, user_errors
 from .progress import progress_after
 
 
 def compile_command(
-    file: Annotated[Path, typer.Argument(help="intake YAML (kind: training | inference | hpc)")],
+    file: Annotated[Path, typer.Argument(help="intake YAML (kind: training | inference | hpc | generic)")],
     as_json: Annotated[bool, typer.Option("--json", help="print the result document as JSON")] = False,
     as_md: Annotated[bool, typer.Option("--md", help="print the report as Markdown")] = False,
+    pins: Annotated[list[str] | None, typer.Option(
+        "--set", help="pin a dotted intake key and recompile, e.g. --set facility.power=1.5MW "
+                      "--set compute.accelerator=b200 (repeatable; KEY=null unpins)")] = None,
+    sensitivity: Annotated[bool, typer.Option(
+        "--sensitivity", help="add the tornado over the assumed values (see wkc sensitivity)")] = False,
     detail: Annotated[bool, typer.Option("--detail", help="show every value with its formula or reason, not "
                                                           "only the headline values")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="exit 3 when a target is missed, not only when "
                                                           "the workload is infeasible")] = False,
 ) -> None:
     """Compile a workload into its six-layer system specification."""
-    from ..compile import compile_workload
+    from ..compile import compile_workload, recompile
+    from ..intake.pins import parse_pin
+    from ..spine.finite import make_finite
     from ..spine.verdict import verdict
 
     with user_errors(), progress_after("compiling"):
-        spec = compile_workload(file)
+        spec = recompile(file, [parse_pin(p) for p in pins]) if pins else compile_workload(file)
+        if sensitivity:
+            from ..sizing.sensitivity import analyse
+            spec.sensitivity = analyse(spec)
+            make_finite(spec)
     v = verdict(spec)
     if as_json:
-        print(json.dumps(spec.model_dump(mode="json"), indent=2, sort_keys=False, allow_nan=False))
+        print_json(spec.model_dump(mode="json"))
     elif as_md:
         from ..report.markdown import render_markdown  # the renderers load only when asked for
         print(render_markdown(spec, detail=detail))

@@ -21,12 +21,14 @@ app = typer.Typer(
 )
 
 # Each module defines `register(app)`; the order here is the order of `wkc --help`, with the
-# command's one-line summary (its docstring's first line; tests/e2e/test_cli_contract.py checks).
+# command's one-line summary (its docstring's first paragraph; tests/e2e/test_cli_contract.py checks).
 _COMMANDS = {
     "compile": ("compile_cmd", "Compile a workload into its six-layer system specification."),
     "plan": ("plan_cmd", "Search every valid parallel layout and rank them by step time."),
-    "fit": ("fit_cmd", "How many GPUs of each system fit in a hall, what binds, and (with --model) the time to "
-                       "train."),
+    "fit": ("fit_cmd", "How many GPUs of each system fit in a hall, what binds, and what the hall does with a "
+                       "workload."),
+    "sensitivity": ("sensitivity_cmd", "Rank the assumed values by how much they move GPUs, time, facility power "
+                                       "and $ (a tornado)."),
     "memory": ("memory_cmd", "Weight storage of a model: parameters x bits / 8, in GB (1e9) and GiB (2^30)."),
     "validate": ("validate_cmd", "Compare the models with published runs: training step times, serving "
                                  "throughput, HPC rates."),
@@ -34,6 +36,11 @@ _COMMANDS = {
                                "presets."),
     "supply": ("supply_cmd", "Hold suppliers' offers against the sized requirement: fits, gaps, substitutions, "
                              "open confirmations."),
+    "profile": ("profile_cmd", "Time reading, parsing and arithmetic apart on this machine (CPU only)."),
+    "calibrate": ("calibrate_cmd", "Calibrate the performance model on this machine's GPUs (PyTorch: the "
+                                   "optional gpu extra)."),
+    "node-check": ("node_check_cmd", "Check this node's Linux layer against the readiness checklist of a sized "
+                                     "spec."),
 }
 _COMMAND_MODULES = {word: module for word, (module, _) in _COMMANDS.items()}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -27,12 +27,17 @@ def _group_table(name: str, rows: list[Row], mape: float, max_err: float) -> Tab
         t.add_column(col, overflow="fold", justify="right" if col == "GPUs" else "left")
     for col in ("published", "predicted", "error %", "MFU %"):
         t.add_column(col, justify="right")
+    if any(not r.fits for r in rows):
+        t.add_column("fits")
     for r in rows:
         # Colours at the accuracy goals: MAPE <= 5%, max <= 10% (reference/peers-training.md, goals).
         style = "red" if abs(r.error) > 0.10 else "yellow" if abs(r.error) > 0.05 else ""
-        t.add_row(r.id, r.model, str(r.gpus), r.layout, f"{r.published:.3f}", f"{r.predicted:.3f}",
-                  f"[{style}]{r.error * 100:+.1f}[/]" if style else f"{r.error * 100:+.1f}",
-                  "" if r.mfu is None else f"{r.mfu * 100:.1f}")
+        cells = [r.id, r.model, str(r.gpus), r.layout, f"{r.published:.3f}", f"{r.predicted:.3f}",
+                 f"[{style}]{r.error * 100:+.1f}[/]" if style else f"{r.error * 100:+.1f}",
+                 "" if r.mfu is None else f"{r.mfu * 100:.1f}"]
+        if any(not x.fits for x in rows):     # a run that ran and the model says does not fit: a bug
+            cells.append("yes" if r.fits else "[red]does not fit[/]")
+        t.add_row(*cells)
     return t
 
 
@@ -51,6 +56,25 @@ def _print(report: Report, quantity: str) -> None:
     out.print(f"Compared: {quantity} (predicted / published - 1{mfu_note})", highlight=False)
     out.print(f"[bold]Overall MAPE {report.overall_mape:.2f}%[/], max {report.overall_max_abs_error:.1f}% "
               f"over {len(report.rows)} records", highlight=False)
+    misfits = [r.id for r in report.rows if not r.fits]
+    if misfits:
+        out.print(f"[red]{len(misfits)} runs that ran are answered 'does not fit'[/] (a memory or rule bug): "
+                  + ", ".join(misfits), highlight=False)
+
+
+def _print_hpc_summary(summary: dict[str, Any]) -> None:
+    """In-sample and leave-one-GPU-out MAPE per GPU family and per application group."""
+    for by, title in (("family", "GPU family"), ("group", "application group")):
+        t = Table(title=f"HPC: in sample vs leave-one-GPU-out, by {title}", title_justify="left")
+        for col in (title, "in sample MAPE %", "leave-one-GPU-out MAPE %"):
+            t.add_column(col, justify="left" if col == title else "right")
+        for name, mape in summary[f"in_sample_by_{by}"].items():
+            logo = summary[f"leave_one_gpu_out_by_{by}"].get(name)
+            t.add_row(name, f"{mape * 100:.1f}", "" if logo is None else f"{logo * 100:.1f}")
+        out.print(t)
+    out.print(f"[bold]Leave-one-GPU-out MAPE {summary['leave_one_gpu_out_mape'] * 100:.2f}%[/], max "
+              f"{summary['leave_one_gpu_out_max'] * 100:.1f}% (each GPU family predicted by constants refitted "
+              "without it, from the priors of hpc/fitted.py)", highlight=False)
 
 
 def validate(
@@ -60,20 +84,35 @@ def validate(
     calibration: Annotated[Path | None, typer.Option(
         "--calibration", help="calibration directory (default: $WKC_CALIBRATION_DIR, else "
         "../shared/calibration beside the repository)")] = None,
+    leave_one_gpu_out: Annotated[bool, typer.Option(
+        "--leave-one-gpu-out", help="hpc suite: also refit without each GPU family and predict it")] = False,
 ) -> None:
     """Compare the models with published runs: training step times, serving throughput, HPC rates."""
     with user_errors():
         if suite not in SUITES:
             raise InputError("--suite", suite, f"one of: {', '.join(SUITES)}")
-        rows, skipped = SUITES[suite](find_calibration_dir(calibration))
+        if leave_one_gpu_out and suite != "hpc":
+            raise InputError("--leave-one-gpu-out", suite, "only with --suite hpc")
+        summary: dict[str, Any] | None = None
+        if leave_one_gpu_out:
+            from ..validation.hpc_records import hpc_validation
+            v = hpc_validation(find_calibration_dir(calibration), with_leave_one_gpu_out=True)
+            rows, skipped, summary = v.rows, v.skipped, v.summary()
+        else:
+            rows, skipped = SUITES[suite](find_calibration_dir(calibration))
         groups = sorted({r.group for r in rows} | {s.group for s in skipped})
         if group is not None and group not in groups:
             raise InputError("--group", group, f"one of: {', '.join(groups)}")
         report = summarize(rows, skipped, group)
         if as_json:
-            print(json.dumps(to_json(report), indent=2, sort_keys=True))  # stdout is data: no markup
+            doc = to_json(report) | ({"hpc_summary": summary} if summary is not None else {})
+            print(json.dumps(doc, indent=2, sort_keys=True))  # stdout is data: no markup
         else:
-            _print(report, rows[0].quantity if rows else "")
+            quantities = {r.quantity for r in rows}
+            _print(report, quantities.pop() if len(quantities) == 1 else
+                   "each record's own published figure (the rows' quantity)")
+            if summary is not None:
+                _print_hpc_summary(summary)
 
 
 def register(app: typer.Typer) -> None:

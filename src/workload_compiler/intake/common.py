@@ -16,7 +16,7 @@ from ..units import Count
 from . import limits as L
 from .limits import limited, text
 
-RecomputeMode = Literal["none", "selective", "full", "op_selective"]
+RecomputeMode = Literal["none", "selective", "full", "op_selective", "modules"]
 
 
 class Strict(BaseModel):
@@ -81,6 +81,9 @@ class ParallelismIntake(Strict):
     micro_batch_size: int | None = limited(None, ge=1, le=L.MAX_MICRO_BATCH, why=L.MICRO_BATCH)
     recompute: RecomputeMode | None = None
     sequence_parallel: bool | None = None
+    tp_comm_overlap: bool | None = Field(
+        default=None, description="overlap tensor-parallel collectives with the GEMMs (Megatron-Core "
+        "--tp-comm-overlap, torchtitan AsyncTP); default: on for tp > 1 (Megatron-Core performance recipes)")
     zero_stage: Literal[0, 1, 2, 3] | None = None
     # Uneven pipeline stages, as Megatron-Core defines them (perf/stages.py). Unset: the planner
     # chooses between the even split and the balanced one (embedding and loss as a layer each).
@@ -109,3 +112,15 @@ class ComputeIntake(Strict):
     max_gpus: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS,
                                    description="a cap: the search stays at or below it")
     parallelism: ParallelismIntake = Field(default_factory=ParallelismIntake)
+
+
+class ClusterCompute(Strict):
+    """The compute pins of an archetype that sizes a GPU count without a parallel layout (HPC,
+    generic): every field optional, a field given is pinned."""
+
+    accelerator: str | None = text()
+    system: str | None = text()
+    gpus: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS)
+    max_gpus: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS,
+                                   description="a cap: the sizing stays at or below it")
+

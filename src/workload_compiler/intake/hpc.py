@@ -14,10 +14,11 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from ..errors import InputError
-from ..hpc.classes import HpcPrecision, SolverClass
+from ..hpc.classes import HaloTransport, HpcPrecision, SolverClass
 from ..units import Bytes, BytesPerSecond, Count, Seconds, parse_count, validated_by
 from . import limits as L
-from .common import Strict
+from .common import ClusterCompute, Strict
+from .cost import CostIntake
 from .infrastructure import InfrastructureIntake
 from .limits import limited, text
 
@@ -78,6 +79,9 @@ class HpcCommunication(Strict):
                                            description="all_to_all: per unit per transpose")
     message_bytes: Bytes | None = limited(None, gt=0, le=L.MAX_BYTES, why=L.BYTES,
                                           description="all_reduce: per message")
+    halo_transport: HaloTransport | None = Field(
+        default=None, description="gpu_direct (MPI/NCCL between GPUs, the default) or host_staged (halos "
+        "copied through host memory, not overlapped: FluidX3D's OpenCL multi-GPU)")
 
 
 class HpcTarget(Strict):
@@ -101,12 +105,8 @@ class HpcIo(Strict):
     scratch_write_bandwidth_per_node: ByteRate | None = limited(None, gt=0, le=L.MAX_BANDWIDTH, why=L.BANDWIDTH)
 
 
-class HpcCompute(Strict):
-    accelerator: str | None = text()
-    system: str | None = text()
-    gpus: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS)
-    max_gpus: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS,
-                                   description="a cap: the search stays at or below it")
+class HpcCompute(ClusterCompute):
+    """accelerator, system, gpus, max_gpus (intake/common.py): the search stays at or below max_gpus."""
 
 
 class HpcWorkload(InfrastructureIntake):
@@ -125,6 +125,7 @@ class HpcWorkload(InfrastructureIntake):
     compute: HpcCompute = Field(default_factory=HpcCompute)
     io: HpcIo = Field(default_factory=HpcIo)
     memory_per_unit_bytes: Bytes | None = limited(None, gt=0, le=L.MAX_PER_UNIT, why=L.PER_UNIT)
+    cost: CostIntake | None = None
 
     @model_validator(mode="after")
     def _steps_in_range(self) -> HpcWorkload:

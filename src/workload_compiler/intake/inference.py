@@ -16,7 +16,7 @@
       engine: vllm                # vllm | trtllm | sglang
       mode: auto                  # aggregated | disaggregated (prefill and decode pools) | auto
     compute: {accelerator: h200-sxm, max_gpus: 8, parallelism: {tp: 4}}
-    cost: {gpu_hour_usd: 3.50}    # or {capex_usd_per_gpu, amortization_years, power_usd_per_kwh, pue}
+    cost: {gpu_hour_usd: 3.50}    # the shared cost section (intake/cost.py): rate card or ownership
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from pydantic import Field, field_validator, model_validator
 from ..units import Count, PerSecond, Seconds
 from . import limits as L
 from .common import ComputeIntake, ModelIntake, Strict
+from .cost import CostIntake
 from .infrastructure import InfrastructureIntake
 from .limits import limited, text
 
@@ -123,6 +124,8 @@ class ServingIntake(Strict):
     memory_utilization: float | None = Field(default=None, gt=0, le=1,
                                              description="override the engine's KV memory fraction")
     max_batch_size: int | None = limited(None, gt=0, le=L.MAX_CONCURRENCY, why=L.CONCURRENCY)
+    max_replicas: int | None = limited(None, gt=0, le=L.MAX_GPUS, why=L.GPUS,
+                                       description="a limit: replicas (spares included)")
     mode: Literal["aggregated", "disaggregated", "auto"] | None = Field(
         default=None, description="aggregated, disaggregated (separate prefill and decode pools) or auto "
                                   "(search both)")
@@ -152,25 +155,6 @@ class ServingIntake(Strict):
     def _rate_or_concurrency(self) -> ServingIntake:
         if self.request_rate is not None and self.concurrency is not None:
             raise ValueError("give request_rate or concurrency, not both")
-        return self
-
-
-class CostIntake(Strict):
-    """A rate card: an hourly price per GPU, or the parts of an owned GPU's cost."""
-
-    gpu_hour_usd: float | None = limited(None, gt=0, le=L.MAX_USD_HOUR, why=L.USD_HOUR)
-    capex_usd_per_gpu: float | None = limited(None, gt=0, le=L.MAX_CAPEX, why=L.CAPEX)
-    amortization_years: float | None = limited(None, ge=0.1, le=L.MAX_YEARS,
-                                               why={"ge": "a month or more", "le": L.YEARS})
-    power_usd_per_kwh: float | None = limited(None, ge=0, le=L.MAX_USD_KWH, why=L.USD_KWH)
-    pue: float | None = limited(None, ge=1, le=3, why="PUE is at least 1 by definition; 3 is far beyond any "
-                                "operating data centre (~1.1-2)")
-
-    @model_validator(mode="after")
-    def _complete(self) -> CostIntake:
-        if self.gpu_hour_usd is None and (self.capex_usd_per_gpu is None or self.amortization_years is None):
-            raise ValueError("give gpu_hour_usd, or capex_usd_per_gpu with amortization_years "
-                             "(power_usd_per_kwh and pue optional)")
         return self
 
 

@@ -11,18 +11,33 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from ..errors import InputError, one_of
-from ..units import Bytes, BytesPerSecond, Count, Seconds, Watts
+from ..units import BitsPerSecond, Bytes, BytesPerSecond, Count, Seconds, Watts
 from . import limits as L
 from .boundary import BoundaryIntake, OperationsIntake
 from .common import Strict
 from .limits import limited, text
+from .measured import MeasuredIntake
 from .sheet import SheetIntake
 
 
 class FabricIntake(Strict):
+    """Compute-fabric pins. Those that change bandwidth reach the step-time model
+    (spine/fabric_pins.py): NIC speed, oversubscription, rail optimization, transport, routing."""
+
     switch: str | None = text(description="catalog switch id of the compute fabric")
-    oversubscription: float | None = limited(None, ge=1, le=L.MAX_OVERSUBSCRIPTION, why=L.OVERSUBSCRIPTION)
+    oversubscription: float | None = limited(None, ge=1, le=L.MAX_OVERSUBSCRIPTION, why=L.OVERSUBSCRIPTION,
+                                             description="leaf down:up port ratio (1 = non-blocking)")
     su_nodes: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS, description="nodes per scalable unit")
+    nic_bandwidth: BitsPerSecond | None = limited(None, gt=0, le=1.6e13,
+                                                  why="16 Tb/s: 10x the fastest NIC announced (1.6 Tb/s)",
+                                                  description="line rate of each compute NIC, e.g. 200Gb/s")
+    rail_optimized: bool | None = Field(default=None, description="NIC i of every node on leaf i (default), or "
+                                                                  "all of a node's NICs on one leaf (top of rack)")
+    transport: Literal["infiniband", "roce"] | None = Field(
+        default=None, description="RDMA transport: InfiniBand, or RoCE on an Ethernet fabric")
+    adaptive_routing: bool | None = Field(
+        default=None, description="per-packet adaptive routing (InfiniBand, Spectrum-X) or flow hashing (ECMP); "
+                                  "default from the switch")
     node_scale_out_bandwidth: BytesPerSecond | None = limited(
         None, gt=0, le=L.MAX_BANDWIDTH, why=L.BANDWIDTH,
         description="scale-out (NIC) bandwidth of one node, per direction, e.g. 50GB/s for 400 Gb/s; default: the "
@@ -93,3 +108,5 @@ class InfrastructureIntake(Strict):
     sheet: SheetIntake = Field(default_factory=SheetIntake)
     boundary: BoundaryIntake = Field(default_factory=BoundaryIntake)
     operations: OperationsIntake = Field(default_factory=OperationsIntake)
+    measured: MeasuredIntake = Field(default_factory=MeasuredIntake,
+                                     description="measured values, each bound to the machine it was taken on")

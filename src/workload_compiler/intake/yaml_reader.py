@@ -111,10 +111,12 @@ def read_text(path: str, where: str | None = None) -> str:
 
     p = Path(path)
     where = where or str(p)
+    if "\x00" in str(path):   # the OS cannot name it; pathlib answers False or raises ValueError
+        raise InputError("FILE", path, "a path to a YAML intake file (this one holds a NUL character)")
     try:
         is_dir = p.is_dir()
-    except ValueError:   # a NUL byte in the path
-        raise InputError("FILE", path, "a path to a YAML intake file (this one holds a NUL character)") from None
+    except OSError as exc:   # a name too long, a loop of links
+        raise InputError(where, Described(f"cannot be read ({exc.strerror or exc})"), "a readable file") from None
     if is_dir:
         raise InputError(where, Described("a directory"), "a YAML intake file")
     try:
@@ -124,8 +126,9 @@ def read_text(path: str, where: str | None = None) -> str:
         raise InputError(where, Described("no such file"), "an existing YAML intake file") from None
     except PermissionError:
         raise InputError(where, Described("permission denied"), "a file this user may read") from None
-    except OSError as exc:
-        raise InputError(where, Described(f"cannot be read ({exc.strerror or exc})"), "a readable file") from None
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise InputError(where, Described(f"cannot be read ({why})"), "a readable file") from None
     if len(data) > MAX_BYTES:
         raise InputError(where, Described(f"refused: more than {MAX_BYTES // 2**20} MiB"),
                          f"an intake of at most {MAX_BYTES // 2**20} MiB")

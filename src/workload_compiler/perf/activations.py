@@ -51,9 +51,13 @@ from typing import Literal
 from ..arch.model import ModelArch
 
 Sharding = Literal["replicated", "tp", "score", "expert_in", "expert_hidden"]
-Policy = Literal["none", "attention_core", "op_sac", "full"]
-POLICIES: tuple[Policy, ...] = ("none", "attention_core", "op_sac", "full")
-LAYOUT_POLICIES: dict[int, Policy] = {0: "none", 1: "attention_core", 2: "full", 3: "op_sac"}
+Policy = Literal["none", "attention_core", "op_sac", "full", "modules"]
+POLICIES: tuple[Policy, ...] = ("none", "attention_core", "op_sac", "full", "modules")
+LAYOUT_POLICIES: dict[int, Policy] = {0: "none", 1: "attention_core", 2: "full", 3: "op_sac", 4: "modules"}
+# Megatron-Core --recompute-modules layernorm moe_act (transformer_config.py recompute_modules): the
+# norms' outputs (the inputs of the linear layers after them) and the activation functions' outputs
+# are dropped after forward and recomputed from the tensors kept; the dispatched expert inputs stay.
+MODULE_RECOMPUTED = ("attn_linear_in", "mlp_linear_in", "q_up_in", "kv_up_in")
 
 ACT_BYTES = 2.0          # bf16 activations (FP8 recipes also keep most saved activations in 16 bit)
 MASK_BYTES = 1.0         # dropout masks are uint8 (Korthikanti §4.1)
@@ -163,13 +167,20 @@ def saved_tensors(a: ModelArch, *, moe_layer: bool, flash: bool = True, dropout:
     t += [SavedTensor("norm2_in", ACT_BYTES * h, "replicated", "norm"),
           SavedTensor("mlp_linear_in", ACT_BYTES * h, "replicated", "linear_in")]
     if moe_layer:
-        t.append(SavedTensor("router_logits", STAT_BYTES * a.moe_experts, "replicated", "moe_misc"))
+        # Router (Megatron-Core router.py, fp32 router): the softmax/sigmoid output over the E experts
+        # is saved for its backward (4 B each), the bool routing map [tokens, E] is kept for the
+        # permutation and the combine (1 B each); both on the layer's own tokens.
+        t += [SavedTensor("router_probs", STAT_BYTES * a.moe_experts, "replicated", "moe_misc"),
+              SavedTensor("routing_map", MASK_BYTES * a.moe_experts, "replicated", "moe_misc")]
         mm.append(SavedTensor("router", STAT_BYTES * a.moe_experts, "replicated", "mm_out"))
         if a.moe_shared_experts:
             f_sh = a.moe_shared_experts * (a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size)
             st, smm = _mlp(a, f_sh, "tp", "replicated", "shared_")
             t += st
             mm += smm
+        # Per routed (token, expert) pair: the permuted token as the grouped GEMM's fc1 input, and
+        # the expert output the probability-weighted combine saves for the gradient of the probs
+        # (moe_utils.unpermute: permuted_tokens * permuted_probs).
         t += [SavedTensor("expert_in", ACT_BYTES * h, "expert_in", "linear_in"),
               SavedTensor("expert_out", ACT_BYTES * h, "expert_in", "moe_misc")]
         et, emm = _mlp(a, a.moe_ffn_hidden_size, "expert_hidden", "expert_in", "expert_")
@@ -194,6 +205,8 @@ def policy_tensors(a: ModelArch, policy: Policy, *, moe_layer: bool, flash: bool
         return [x for x in stored if x.group != "attn_core"]
     if policy == "full":
         return [x for x in stored if x.group == "layer_in"]
+    if policy == "modules":
+        return [x for x in stored if x.name not in MODULE_RECOMPUTED and x.group != "act"]
     if policy == "op_sac":
         # torchtitan's op policy: MUST_SAVE for mm (except every second one), the SDPA kernel
         # outputs (attention output + log-sum-exp); the checkpoint keeps its input.
@@ -241,8 +254,19 @@ def layer_activations(a: ModelArch, *, moe_layer: bool, flash: bool = True,
               for p in POLICIES}
     everything = coefficients(full_set)
     core = coefficients([x for x in full_set if x.group == "attn_core"])
+    modules = coefficients([x for x in full_set if x.name in MODULE_RECOMPUTED or x.group == "act"])
     recomputed: dict[Policy, ActivationCoefficients] = {
         "none": ActivationCoefficients(), "attention_core": core,
-        "op_sac": everything, "full": everything}
+        "op_sac": everything, "full": everything, "modules": modules}
     grads = coefficients([x for x in full_set if x.group in ("mlp_hidden", "act")])
     return LayerActivations(stored=stored, recomputed=recomputed, gradients=grads)
+
+
+def moe_dispatch_bytes_per_pair(a: ModelArch) -> tuple[float, float]:
+    """Transient token-dispatch buffers of one MoE layer, bytes per routed pair on the GPU:
+    (always, extra with expert parallelism). The permuted copy of the tokens exists with or
+    without EP (moe_utils.permute: `tokens.index_select`); with ep > 1 the all-to-all's send and
+    receive buffers exist at once (token_dispatcher.py MoEAlltoAllTokenDispatcher: permute, then
+    all_to_all, then sort_chunks_by_idxs), and the combine and the backward move the same bytes
+    the other way. They are freed within the layer, so they add to its working set only."""
+    return ACT_BYTES * a.hidden_size, 2.0 * ACT_BYTES * a.hidden_size

@@ -25,6 +25,15 @@ LAYER_TITLES = {
     "software": "5 · Software & access",
     "facility": "6 · Facility",
 }
+# Keys of a layer that a section of their own renders in full (shown once, not twice).
+SHOWN_ELSEWHERE = {"software": frozenset({"boundary"})}   # operating_boundary, boundary_register
+
+
+def layer_data(doc: dict[str, Any], name: str) -> Any:
+    """The layer's dump without the keys a section of their own renders."""
+    data = doc.get(name)
+    skip = SHOWN_ELSEWHERE.get(name)
+    return {k: v for k, v in data.items() if k not in skip} if isinstance(data, dict) and skip else data
 
 _SI = ((1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 

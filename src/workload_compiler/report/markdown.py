@@ -14,8 +14,10 @@ from ..spine.result import SystemSpec
 from .engagement_render import engagement_markdown
 from .format import LAYER_TITLES
 from .rows import Row, headline_rows, rows
-from .sections import alternative_text, extra_sections, section_title
+from .sections import extra_sections, section_title
+from .sizing_view import markdown_sections
 from .summary import assumption_text, summarize
+from .uncertainty_view import markdown_uncertainty
 
 
 def cell(text: str) -> str:
@@ -25,7 +27,7 @@ def cell(text: str) -> str:
 def _source(r: Row, detail: bool) -> str:
     if not r.source:
         return ""
-    return cell(f"{r.source}: {r.note}" if detail and r.note else r.source)
+    return cell(f"{r.source}: {r.note}" if r.note else r.source)   # a document: the formula or reason too
 
 
 def _table(section_rows: list[Row], detail: bool) -> list[str]:
@@ -49,8 +51,7 @@ def render_markdown(spec: SystemSpec, *, detail: bool = False) -> str:
     out = [f"# {cell(spec.name or spec.kind)}", "", f"Kind: {spec.kind}. **Verdict: {s.verdict_code}**: "
            f"{cell(s.verdict)}.", "", "| headline | |", "|---|---|"]
     out += [f"| {cell(label)} | {cell(value)} |" for label, value in s.numbers] + [""]
-    if s.collisions:
-        out += ["## Collisions", "", *_bullets(s.collisions)]
+    out += markdown_uncertainty(spec)
     for name in [*LAYER_TITLES, *extra_sections(spec)]:
         value: Any = getattr(spec, name, None)
         if not value:
@@ -59,8 +60,16 @@ def render_markdown(spec: SystemSpec, *, detail: bool = False) -> str:
             value, name, spec.provenance)
         if section_rows:
             out += [f"## {LAYER_TITLES.get(name) or section_title(name)}", "", *_table(section_rows, detail)]
-    if spec.alternatives:
-        out += ["## Alternatives", "", *_bullets([alternative_text(a) for a in spec.alternatives])]
+    out += markdown_sections(spec)   # collisions, alternatives, cost, sensitivity (report/sizing_view.py)
+    if spec.measured is not None and spec.measured.entries:
+        out += ["## Measured (bound to their machines)", "", "| field | value | status | machine | tool, date |",
+                "|---|---|---|---|---|"]
+        for e in spec.measured.entries:
+            spread = f" ± {e.spread:.2g}" if e.spread is not None else ""
+            unit = "" if e.unit == "1" else f" {e.unit}"
+            out.append(f"| {cell(e.field)} | {e.value:.4g}{unit}{spread} | {cell(e.status)} | {cell(e.machine)} | "
+                       f"{cell(e.tool)}, {cell(e.date)} |")
+        out.append("")
     out += engagement_markdown(spec)
     if spec.assumptions:
         shown = spec.assumptions if detail else spec.assumptions[:5]

@@ -67,7 +67,8 @@ def _fields(model: BaseModel) -> Iterator[tuple[str, Any, str | None, bool]]:
         if set_only and name not in model.model_fields_set:
             continue
         info = cls.model_fields[name]
-        if info.exclude:
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        if info.exclude or extra.get("render") == "elsewhere":   # a section of its own renders it
             continue
         sibling = unit_field_of(cls, name)
         unit = unit_of(cls, name) or (str(getattr(model, sibling)) if sibling and getattr(model, sibling, None)

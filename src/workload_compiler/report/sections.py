@@ -15,7 +15,9 @@ from .rows import inline
 
 # Document fields that are not sections: the summary, the collisions and the appendix show them.
 META = {"schema_version", "kind", "name", "feasible", "binding_constraint", "verdict", "collisions",
-        "alternatives", "pins", "unreachable", "assumptions", "provenance", "uncertainty", "intake"}
+        "alternatives", "pins", "unreachable", "assumptions", "provenance", "uncertainty", "intake", "not_sized",
+        # rendered by views of their own (report/sizing_view.py; the measured block in terminal and Markdown)
+        "cost", "sensitivity", "measured"}
 # Sections with a renderer of their own (report/engagement_render.py, report/engagement_tables.py).
 ENGAGEMENT = ("pipeline", "sheet", "next_questions", "operating_boundary", "boundary_register", "operations",
               "acceptance", "mig")

@@ -21,7 +21,9 @@ from .engagement_render import render_engagement
 from .format import LAYER_TITLES
 from .rows import Row, headline_rows, rows
 from .sections import extra_sections, section_title
+from .sizing_view import terminal_alternatives, terminal_cost, terminal_sensitivity
 from .summary import Summary, summarize
+from .uncertainty_view import terminal_uncertainty
 
 _STYLE = {"given": "green", "assumed": "yellow", "derived": "cyan", "measured": "magenta"}
 _VERDICT_STYLE = {"meets target": "bold green", "feasible": "bold green", "misses target": "bold yellow",
@@ -104,7 +106,8 @@ def _summary_panel(s: Summary, width: int) -> Panel:
         more = f" (+{s.more_assumptions} more: --detail)" if s.more_assumptions else ""
         body.append(Text(f"top assumptions{more}", style="bold yellow"))
         body += [Text(("• " if j == 0 else "  ") + p) for a in s.assumptions for j, p in enumerate(_wrap(a, inner - 2))]
-    return Panel(Group(*body), title=_fit(s.title, width - 6), title_align="left")
+    name = [Text(line, style="bold") for line in _wrap(s.title, inner)]   # in the body: wrapped, never cut
+    return Panel(Group(*name, *body), title="Summary", title_align="left")
 
 
 def _fit(title: str, width: int) -> str:
@@ -127,18 +130,34 @@ def _section(name: str, value: Any, spec: SystemSpec, width: int, detail: bool) 
 def render(spec: SystemSpec, console: Console, *, detail: bool = False) -> None:
     width = console.width
     console.print(_summary_panel(summarize(spec), width))
+    bands = terminal_uncertainty(spec)
+    if bands is not None:
+        console.print(bands)
     for name in [*LAYER_TITLES, *extra_sections(spec)]:
         value = getattr(spec, name, None)
         if value:
             panel = _section(name, value, spec, width, detail)
             if panel is not None:
                 console.print(panel)
-    if detail and spec.alternatives:
-        lines = [Text(("• " if j == 0 else "  ") + p) for a in spec.alternatives
-                 for j, p in enumerate(_wrap(_alternative(a), width - 6))]
-        console.print(Panel(Group(*lines), title="Alternatives", title_align="left"))
+    if detail:
+        alternatives = terminal_alternatives(spec, width)
+        if alternatives is not None:
+            console.print(alternatives)
     elif spec.alternatives:
-        console.print(Text(f"{len(spec.alternatives)} alternatives priced: --detail to list them", style="dim"))
+        top = spec.alternatives[:TOP_ALTERNATIVES]
+        more = len(spec.alternatives) - len(top)
+        lines = [Text(("• " if j == 0 else "  ") + p) for a in top for j, p in enumerate(_wrap(_alternative(a),
+                                                                                              width - 6))]
+        title = f"Alternatives (the first {len(top)}; {more} more with --detail)" if more else "Alternatives"
+        console.print(Panel(Group(*lines), title=_fit(title, width - 6), title_align="left"))
+    for panel in (terminal_cost(spec), terminal_sensitivity(spec, width)):
+        if panel is not None:
+            console.print(panel)
+    if spec.measured is not None and spec.measured.entries:
+        lines = [Text(("• " if j == 0 else "  ") + p) for e in spec.measured.entries
+                 for j, p in enumerate(_wrap(_measured(e), width - 6))]
+        console.print(Panel(Group(*lines), title="Measured (bound to their machines)", title_align="left",
+                            border_style="magenta"))
     render_engagement(spec, console, detail=detail)
     if detail and spec.assumptions:
         lines = [Text(("• " if j == 0 else "  ") + p) for a in spec.assumptions
@@ -148,6 +167,16 @@ def render(spec: SystemSpec, console: Console, *, detail: bool = False) -> None:
     if spec.unreachable:
         lines = [Text(p) for k, why in spec.unreachable.items() for p in _wrap(f"{k}: {why}", width - 6)]
         console.print(Panel(Group(*lines), title="Unreachable values (null in JSON)", title_align="left"))
+
+
+TOP_ALTERNATIVES = 3   # the concise report lists the best few; --detail the ranked table
+
+
+def _measured(e: Any) -> str:
+    unit = "" if e.unit == "1" else f" {e.unit}"
+    spread = f" ± {e.spread:.2g}" if e.spread is not None else ""
+    note = f" ({e.note})" if e.note else ""
+    return f"{e.field} = {e.value:.4g}{unit}{spread}: {e.status}; {e.machine}, {e.tool}, {e.date}{note}"
 
 
 def _assumed(spec: SystemSpec, field: str, value: Any) -> str:

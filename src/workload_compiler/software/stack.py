@@ -11,7 +11,7 @@ Versions are never invented: each component carries "pin at deployment".
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,6 +46,9 @@ class SoftwareLayer(DictView, BaseModel):
     scheduler: str = info("workload scheduler", headline=True)
     container_platform: str = info("container runtime and images", headline=True)
     readiness: list[ReadinessCheck] = info("node-readiness checks to run before handing over")
+    boundary: dict[str, Any] | None = info("compact view of operating_boundary and boundary_register (the first "
+                                           "result's key; rendered with those sections)", default=None,
+                                           json_schema_extra={"render": "elsewhere"})
     notes: list[str] = Field(default_factory=list)
     assumptions: list[Assumption] = Field(default_factory=list, exclude=True)
     provenance: dict[str, Provenance] = Field(default_factory=dict, exclude=True)

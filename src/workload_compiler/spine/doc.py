@@ -1,7 +1,7 @@
 """The base of every typed result section: a pydantic model that forbids unknown keys.
 
 It lives apart from spine/result.py so that the section models of other packages (fabric/,
-facility/, engagement/, generic/ ...) can subclass it while `SystemSpec` imports them.
+facility/, cost/, sizing/, engagement/, generic/ ...) can subclass it while `SystemSpec` imports them.
 
 `DictView` lets code written when the layers were plain dicts keep reading them
 (`spec.facility["it_power_w"]`, `spec.compute.get("gpus")`); new code reads attributes.
@@ -22,6 +22,14 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
+
+
+def plain(section: Any) -> dict[str, Any]:
+    """A section as a mapping, whatever it is: a typed section's dump, a mapping as is, {} for
+    None (for code that reads sections by key)."""
+    if isinstance(section, BaseModel):
+        return section.model_dump()
+    return dict(section) if isinstance(section, dict) else {}
 
 
 class DictView:
@@ -51,4 +59,4 @@ class Doc(DictView, BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
-__all__ = ["DictView", "Doc"]
+__all__ = ["DictView", "Doc", "plain"]

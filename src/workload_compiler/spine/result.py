@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, model_validator
 
+from ..cost.result import CostSection
 from ..engagement.acceptance import AcceptanceTargets
 from ..engagement.boundary import OperatingBoundary
 from ..engagement.mig import MigSection
@@ -21,12 +22,14 @@ from ..engagement.operations import OperationsLoad
 from ..engagement.questions import NextQuestions
 from ..engagement.register import BoundaryRegister
 from ..engagement.sheet import WorkloadSheet
+from ..errors import CatalogGap
 from ..fabric import FabricLayer
 from ..facility.layer import FacilityLayer
 from ..generic.pipeline import PipelineSection
 from ..provenance import Assumption, Provenance
-from ..quantity import info, quantity
+from ..quantity import info, quantity, quantity_in, same_unit_as
 from ..reliability import ReliabilityLayer
+from ..sizing.result import Alternative, Collision, SensitivitySection
 from ..software.stack import SoftwareLayer
 from ..storage.plan import StorageLayer
 from . import sections_generic, sections_hpc, sections_inference
@@ -77,6 +80,10 @@ class ObjectiveLayer(Doc):
     goodput_adjusted_time_to_train_s: float | None = quantity("s", "with failures, restarts and checkpoints",
                                                               default=None, headline=True)
     meets_target: bool | None = info("the goodput-adjusted time meets the deadline", default=None, headline=True)
+    gpus_for_target: int | None = quantity(
+        "count", "fewest GPUs whose best layout meets the deadline without the cap, in steady state (before "
+                 "failures; when a cap or hall binds)",
+        default=None)
 
 
 class ComputeLayer(Doc):
@@ -102,6 +109,10 @@ class ComputeLayer(Doc):
     memory_headroom_bytes: float = quantity("B", "HBM left free")
     bottleneck: str = info("largest terms of the step")
     warnings: list[str] = Field(default_factory=list, description="what the layout search warns about")
+
+    scale_out_bytes_per_s_per_gpu: float | None = quantity(
+        "B/s", "per-GPU scale-out bandwidth the step-time model used, per direction (fabric pins applied: NIC "
+        "speed, oversubscription, rail optimization, transport; spine/fabric_pins.py)", default=None)
 
 
 class LayoutSummary(Doc):
@@ -133,6 +144,18 @@ class LayoutSummary(Doc):
     middle_stage_mtp: int | None = quantity("count", "multi-token-prediction layers on a middle stage", default=None)
     pipeline_layout: str | None = info("a Megatron-Core --pipeline-model-parallel-layout", default=None)
 
+class NotSized(Doc):
+    """A layer the compile could not size: the catalog lacks a number it needs. The rest of the
+    specification is still built; this says which numbers are missing and what they would size."""
+
+    not_sized: str = info("why the layer is not sized: the missing catalog numbers and what they size",
+                          headline=True)
+    missing: list[str] = Field(default_factory=list, description="catalog paths of the missing numbers")
+
+    @classmethod
+    def from_gap(cls, gap: CatalogGap) -> NotSized:
+        return cls(not_sized=gap.reason, missing=list(gap.missing))
+
 
 class SearchSummary(Doc):
     evaluated: int = quantity("count", "layouts evaluated", headline=True)
@@ -160,15 +183,60 @@ class BottleneckLayer(Doc):
     verdict: str = info("the bottleneck in words", headline=True)
 
 
-class NotSizedNote(Doc):
-    note: str = info("why the layer is not sized", headline=True)
-
-
 # The section models of each archetype (a document read back from JSON gets the right ones).
 TRAINING_SECTIONS: dict[str, Any] = {"objective": ObjectiveLayer, "compute": ComputeLayer, "search": SearchSummary,
                                      "bottleneck": BottleneckLayer, "storage": StorageLayer}
 KIND_SECTIONS: dict[str, dict[str, Any]] = {"training": TRAINING_SECTIONS, "inference": sections_inference.SECTIONS,
                                             "hpc": sections_hpc.SECTIONS, "generic": sections_generic.SECTIONS}
+
+
+class MeasuredEntry(Doc):
+    """One measured value as the compile used it (or recorded it, with why not applied)."""
+
+    field: str = Field(description="the measurable field (measure/fields.py)")
+    value: float = quantity_in("unit", "SI value, in `unit`")
+    unit: str
+    spread: float | None = quantity_in("unit", "standard deviation over the repeats, in `unit`", default=None)
+    repeats: int | None = quantity("count", "repeats of the measurement", default=None)
+    machine_kind: str
+    machine_id: str
+    machine: str = Field(description="the machine it was measured on, as a person reads it")
+    date: str
+    tool: str
+    origin: str = Field(description="'intake' or the calibration file it came from")
+    status: str = Field(description="applied (replaces the assumption named in `replaces`) or recorded")
+    replaces: str
+    note: str | None = None
+
+
+class MeasuredSection(Doc):
+    """Measurements bound to the machine they were taken on; applied to that machine only."""
+
+    entries: list[MeasuredEntry] = Field(default_factory=list)
+    calibration_files: list[str] = Field(default_factory=list)
+    sized_accelerators: list[str] = Field(default_factory=list)
+    sized_systems: list[str] = Field(default_factory=list)
+    sized_why: str = ""
+    left_behind: list[str] = Field(
+        default_factory=list, description="a recompile on another machine: the baseline's measured values not applied")
+
+
+class Band(Doc):
+    """The range the true value lay in for held-out runs of this kind; low/high None = not validated."""
+
+    low: float | None = same_unit_as("the number it qualifies", "lower end", default=None)
+    high: float | None = same_unit_as("the number it qualifies", "upper end", default=None)
+    basis: str = Field(description="what the band rests on: the kind, how many held-out runs, their error")
+
+
+
+def _section(model: Any, value: Any) -> Any:
+    """A mapping as the section model of its kind; a "not sized" mapping as `NotSized`."""
+    if not isinstance(value, dict):
+        return value
+    if isinstance(value.get("not_sized"), str):
+        return NotSized.model_validate(value)
+    return model.model_validate(value) if model is not None else value
 
 
 class SystemSpec(Doc):
@@ -181,21 +249,35 @@ class SystemSpec(Doc):
     binding_constraint: str | None = None
     verdict: str | None = info("meets target | feasible (no target) | misses target | infeasible", default=None)
     objective: ObjectiveLayer | InferenceObjective | HpcObjective | GenericObjective | None = None
-    compute: ComputeLayer | InferenceCompute | HpcCompute | GenericCompute | None = None
-    fabric: FabricLayer | None = None
-    storage: StorageLayer | HpcStorage | None = None
-    reliability: ReliabilityLayer | None = None
+    compute: ComputeLayer | InferenceCompute | HpcCompute | GenericCompute | NotSized | None = None
+    fabric: FabricLayer | NotSized | None = None
+    storage: StorageLayer | HpcStorage | NotSized | None = None
+    reliability: ReliabilityLayer | NotSized | None = None
     bottleneck: BottleneckLayer | None = None
-    software: SoftwareLayer | None = None
-    facility: FacilityLayer | NotSizedNote | None = None
+    software: SoftwareLayer | NotSized | None = None
+    facility: FacilityLayer | NotSized | None = None
     inference: InferenceLayer | None = None
-    hpc: HpcLayer | None = None
+    hpc: HpcLayer | NotSized | None = None
     pipeline: PipelineSection | None = Field(default=None,
                                              description="generic archetype: the data path, stage by stage")
     search: SearchSummary | InferenceSearch | None = None
-    collisions: list[dict[str, Any]] = Field(default_factory=list)
-    alternatives: list[dict[str, Any]] = Field(default_factory=list)
+    collisions: list[Collision] = Field(default_factory=list,
+                                        description="pinned limits and targets the requirement breaks (sizing/)")
+    alternatives: list[Alternative] = Field(
+        default_factory=list, description="recompiled variants, ranked: cheapest meeting every target first")
+    cost: CostSection | None = Field(default=None, description="$ and energy of the run or fleet (cost/)")
+    sensitivity: SensitivitySection | None = Field(
+        default=None, description="tornado over the assumed values (wkc sensitivity, compile --sensitivity)")
+    measured: MeasuredSection | None = Field(default=None, description="measurements, bound to their machines")
     pins: dict[str, Any] = Field(default_factory=dict, description="the pins (dotted intake keys) applied by recompile")
+    uncertainty: dict[str, Band] = Field(
+        default_factory=dict, description="a band on each headline number (dotted result path -> low, high, basis) "
+        "from the models' held-out error on published runs of the same kind (spine/uncertainty.py)")
+    intake: dict[str, Any] | None = Field(
+        default=None, description="the validated intake this spec was compiled from (pins applied); "
+                                  "recompile(spec, pins) starts from it")
+    not_sized: dict[str, str] = Field(
+        default_factory=dict, description="layer -> why it is not sized (a catalog number it needs is unknown)")
     unreachable: dict[str, str] = Field(
         default_factory=dict, description="values that cannot be reached (null in the document): dotted path -> why")
     # From requirement to supply (issue 9, seed 000): engagement/attach.py fills these after the layers.
@@ -217,5 +299,4 @@ class SystemSpec(Doc):
         if not isinstance(data, dict):
             return data
         models = KIND_SECTIONS.get(str(data.get("kind")), {})
-        return {k: models[k].model_validate(v) if k in models and isinstance(v, dict) else v
-                for k, v in data.items()}
+        return {k: _section(models.get(k), v) for k, v in data.items()}

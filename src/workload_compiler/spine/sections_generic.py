@@ -17,6 +17,7 @@ class GenericObjective(Open):
 
     model: str | None = info("the model", default=None, headline=True)
     mode: str | None = info("training | inference", default=None, headline=True)
+    params: float | None = quantity("count", "model parameters", default=None)
     flops_per_sample: float | None = quantity("FLOP", "model FLOPs per sample", default=None)
     samples: float | None = quantity("count", "samples in the dataset", default=None, headline=True)
     epochs: float | None = quantity("count", "passes over the dataset", default=None)
@@ -46,6 +47,9 @@ class GenericCompute(Open):
                                                        default=None, headline=True)
     cpu_cores_per_gpu: float | None = quantity("count", "host CPU cores per GPU", default=None)
     batch_size_per_gpu: float | None = quantity("count", "samples per GPU per step", default=None)
+    decode_rate_per_core: float | None = quantity("items/s", "samples one host CPU core decodes per second",
+                                                  default=None)
+    host_cpu: str | None = info("the host CPU the decode rate is for", default=None)
     bottleneck: str | None = info("the stage that binds the data path", default=None, headline=True)
 
 

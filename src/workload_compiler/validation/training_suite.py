@@ -25,6 +25,7 @@ from ..perf.fitted import FITTED, TrainingConstants
 from ..perf.layout import RECOMPUTE_NAMES, FloatArray, Hardware, Layout, TrainingSetup
 from ..perf.step_time import training_step
 from ..planner.search import search
+from ..reliability import ReliabilityLayer
 from ..spine.result import ComputeLayer
 from ..spine.training import compile_training, resolve_training
 from .report import Row, SkippedRow
@@ -82,7 +83,7 @@ def compile_record(ri: RecordIntake, catalog: Catalog) -> TrainingCase:
         raise NotCompiled(f"no layout the rules allow: {spec.binding_constraint}")
     from ..perf.memory import training_memory_bytes
     memory = float(training_memory_bytes(r.arch, r.setup, best.layout())["total"])
-    goodput = spec.reliability.goodput if fits and spec.reliability is not None else None
+    goodput = spec.reliability.goodput if fits and isinstance(spec.reliability, ReliabilityLayer) else None
     return TrainingCase(record=ri, arch=r.arch, setup=r.setup, layout=best.layout(), hardware=r.hardware, gpus=gpus,
                         fits=fits, binding=binding, memory_per_gpu_bytes=memory,
                         goodput=float(goodput) if goodput is not None else None, tokens=r.run.tokens)

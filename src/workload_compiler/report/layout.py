@@ -1,0 +1,52 @@
+"""Tables that fit the terminal: a rich table when its columns fit the width, else the same rows as
+records ('column: value' lines), wrapped at spaces, so a word or a number is never split or cut."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """Lines of at most `width` characters, broken at spaces only (a longer word keeps its line)."""
+    out: list[str] = []
+    for para in str(text).splitlines() or [""]:
+        out += textwrap.wrap(para, width=max(width, 8), break_long_words=False, break_on_hyphens=False) or [""]
+    return out
+
+
+def records(header: Sequence[str], rows: Sequence[Sequence[str]], width: int) -> list[Text]:
+    """Each row as a bullet (its first cell) and 'column: value' lines below it."""
+    out: list[Text] = []
+    for row in rows:
+        for i, (head, cell) in enumerate(zip(header, row, strict=False)):
+            if i == 0:
+                out += [Text(("• " if j == 0 else "  ") + part, style="bold")
+                        for j, part in enumerate(wrap(cell, width - 2))]
+            elif cell:
+                out += [Text(("    " if j else f"  {head}: ") + part)
+                        for j, part in enumerate(wrap(cell, width - len(head) - 4))]
+    return out
+
+
+def fitted(header: Sequence[str], rows: Sequence[Sequence[str]], width: int,
+           lines: Sequence[str] = ()) -> RenderableType:
+    """A table of `rows` under `header` (and `lines` of text above it) laid out for `width`."""
+    above = [Text(part) for line in lines for part in wrap(line, width)]
+    natural = sum(max(len(c) for c in [h, *(r[i] for r in rows if i < len(r))]) + 3
+                  for i, h in enumerate(header)) + 1
+    if natural > width:
+        return Group(*above, *records(header, rows, width))
+    t = Table(show_header=True, header_style="bold", expand=False)
+    for col in header:
+        t.add_column(col, no_wrap=True)
+    for row in rows:
+        t.add_row(*(Text(cell) for cell in row))
+    return Group(*above, t)
+
+
+__all__ = ["fitted", "records", "wrap"]

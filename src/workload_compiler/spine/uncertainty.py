@@ -1,0 +1,160 @@
+"""How sure we are: a band on every headline number, from our own held-out error on published runs
+of the same kind (accelerator generation x dense/MoE x precision class).
+
+The table (catalog/data/uncertainty.yaml) is written by the fitting tools: for each kind, the
+signed errors e = predicted / published - 1 of the runs each predicted by constants fitted
+without their source family (tools/fit_training.py) or their GPU (tools/fit_inference.py). A
+prediction x of a time then lies, as the held-out runs did, in [x / (1 + e_high), x / (1 + e_low)];
+a rate in [x (1 + e_low), x (1 + e_high)] of the published value's direction, i.e. published =
+x / (1 + e). e_low and e_high are the 10th and 90th percentiles where a kind has 10 runs or more,
+else the smallest and largest error seen (the basis says which). A kind never validated gets no
+band but a sentence saying so: we do not guess how wrong we are.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from ..catalog.loader import package_yaml
+from .result import Band, SystemSpec
+
+TABLE = "uncertainty.yaml"
+MIN_RUNS = 3      # fewer held-out runs of a kind than this give no band (one run is not a spread)
+
+
+def generation(architecture: str) -> str:
+    """'Blackwell Ultra' -> 'Blackwell', 'Hopper (+ Grace CPU, NVLink-C2C)' -> 'Hopper', 'CDNA3' -> 'CDNA3'."""
+    m = re.match(r"[A-Za-z]+\d*", architecture.strip().strip("'\""))
+    return m.group(0) if m else architecture
+
+
+def precision_class(precision: str) -> str:
+    p = precision.lower()
+    if p in ("bf16", "fp16"):
+        return "bf16"
+    return "fp4" if "fp4" in p else "fp8"
+
+
+def case_kind(architecture: str, moe: bool, precision: str) -> str:
+    """The kind of case a band is looked up by: 'Hopper dense fp8', 'Blackwell moe bf16'."""
+    return f"{generation(architecture)} {'moe' if moe else 'dense'} {precision_class(precision)}"
+
+
+def _section(name: str) -> dict[str, Any]:
+    table = package_yaml(TABLE)
+    section: dict[str, Any] = table.get(name) or {}
+    return section
+
+
+def error_range(section: str, kind: str) -> tuple[float, float, str] | None:
+    """(e_low, e_high, basis) of a kind in a table section, or None when no run of the kind was validated."""
+    sec = _section(section)
+    entry = (sec.get("kinds") or {}).get(kind)
+    if not entry or int(entry["n"]) < MIN_RUNS:
+        return None
+    lo, hi = float(entry["low"]), float(entry["high"])
+    how = "10th-90th percentile" if int(entry["n"]) >= 10 else "smallest to largest error"
+    basis = (f"{sec.get('method', 'held-out error')} of {entry['n']} published {kind} runs: MAPE "
+             f"{float(entry['mape_pct']):.1f}%, {how} {lo * 100:+.0f}% to {hi * 100:+.0f}%")
+    return lo, hi, basis
+
+
+def not_validated(section: str, kind: str) -> Band:
+    sec = _section(section)
+    what = sec.get("quantity", section)
+    n = int(((sec.get("kinds") or {}).get(kind) or {}).get("n", 0))
+    if n:
+        return Band(basis=f"only {n} published {kind} run(s) held out for {what}: too few for a band")
+    return Band(basis=f"no published {kind} run was validated for {what}: no band, the number is unchecked")
+
+
+def _published_range(value: float, section: str, kind: str, quantity: str) -> Band:
+    """Where the published value lay for held-out runs, for a predicted `value` of a time or a rate.
+
+    A section's errors are defined on a time (e = T_pred / T_pub - 1, so T_pub = T_pred / (1 + e)
+    and R_pub = R_pred (1 + e)) or on a rate (e = R_pred / R_pub - 1, the reverse)."""
+    r = error_range(section, kind)
+    if r is None or not math.isfinite(value):
+        return not_validated(section, kind)
+    lo, hi, basis = r
+    on_time = _section(section).get("defined_on", "time") == "time"
+    if (quantity == "time") == on_time:
+        return Band(low=value / (1.0 + hi), high=value / (1.0 + lo), basis=basis)
+    return Band(low=value * (1.0 + lo), high=value * (1.0 + hi), basis=basis)
+
+
+def time_band(value: float, section: str, kind: str) -> Band:
+    """A duration (step time, time to train)."""
+    return _published_range(value, section, kind, "time")
+
+
+def rate_band(value: float, section: str, kind: str) -> Band:
+    """A rate (tokens/s)."""
+    return _published_range(value, section, kind, "rate")
+
+
+def count_band(value: float, section: str, kind: str, step: int) -> Band:
+    """A GPU count sized for a rate: it scales as 1 / rate, rounded up to whole `step`s (nodes)."""
+    b = _published_range(1.0, section, kind, "rate")
+    if b.low is None or b.high is None:
+        return b
+    return Band(low=step * math.ceil(value / b.high / step), high=step * math.ceil(value / b.low / step),
+                basis=b.basis)
+
+
+def _get(layer: Any, key: str) -> Any:
+    if layer is None:
+        return None
+    return layer.get(key) if isinstance(layer, dict) else getattr(layer, key, None)
+
+
+def _moe(objective: Any) -> bool:
+    params, active = _get(objective, "params"), _get(objective, "active_params")
+    return bool(params and active and active < 0.99 * params)
+
+
+def spec_uncertainty(spec: SystemSpec, architecture: str) -> dict[str, Band]:
+    """The bands of a compiled spec's headline numbers, by the kind of its case. `architecture` is
+    the catalog's text for the accelerator (its generation is the first word)."""
+    out: dict[str, Band] = {}
+    moe = _moe(spec.objective)
+    if spec.kind == "training" and spec.compute is not None and _get(spec.compute, "step_time_s") is not None:
+        kind = case_kind(architecture, moe, str(_get(spec.objective, "precision") or "bf16"))
+        step = "training_step_time"
+        for key, layer, band in (("step_time_s", spec.compute, time_band), ("tokens_per_s", spec.compute, rate_band),
+                                 ("tokens_per_s_per_gpu", spec.compute, rate_band),
+                                 ("time_to_train_s", spec.objective, time_band),
+                                 ("goodput_adjusted_time_to_train_s", spec.objective, time_band)):
+            value = _get(layer, key)
+            if isinstance(value, (int, float)):
+                out[f"{'compute' if layer is spec.compute else 'objective'}.{key}"] = band(float(value), step, kind)
+        memory = _get(spec.compute, "memory_per_gpu_bytes")
+        if isinstance(memory, (int, float)):
+            out["compute.memory_per_gpu_bytes"] = time_band(float(memory), "training_memory", kind)
+        node = int(_get(spec.compute, "gpus_per_node") or 1)
+        needed = _get(spec.objective, "gpus_for_target")
+        if isinstance(needed, (int, float)) and needed > 0:
+            out["objective.gpus_for_target"] = count_band(float(needed), step, kind, node)
+        chosen = spec.provenance.get("compute.gpus")
+        if chosen is not None and "meets target" in (chosen.formula or ""):     # sized for the deadline
+            out["compute.gpus"] = count_band(float(_get(spec.compute, "gpus")), step, kind, node)
+    if spec.kind == "inference" and spec.inference is not None:
+        weights = str(_get(spec.inference, "weights") or _get(spec.compute, "gemm_precision") or "bf16")
+        kind = case_kind(architecture, moe, weights)
+        for key in ("output_tokens_per_s_per_gpu", "output_tokens_per_s"):
+            value = _get(spec.inference, key)
+            if isinstance(value, (int, float)):
+                out[f"inference.{key}"] = rate_band(float(value), "inference_throughput", kind)
+        for key in ("ttft_s", "tpot_s"):
+            value = _get(spec.inference, key)
+            if isinstance(value, (int, float)):
+                out[f"inference.{key}"] = Band(basis=f"no published {key.split('_')[0].upper()} of any kind was "
+                                                     "validated (the calibration rows are offline throughput): "
+                                                     "no band, the number is unchecked")
+    return out
+
+
+__all__ = ["Band", "case_kind", "count_band", "error_range", "generation", "not_validated", "precision_class",
+           "rate_band", "spec_uncertainty", "time_band"]
