@@ -17,10 +17,17 @@ def compile_command(
     file: Annotated[Path, typer.Argument(help="intake YAML (kind: training | inference | hpc)")],
     as_json: Annotated[bool, typer.Option("--json", help="print the result document as JSON")] = False,
     as_md: Annotated[bool, typer.Option("--md", help="print the report as Markdown")] = False,
+    html: Annotated[Path | None, typer.Option("--html", help="also write the report as one self-contained HTML "
+                                                             "file (SVG plots inline)", dir_okay=False)] = None,
+    pdf: Annotated[Path | None, typer.Option("--pdf", help="also write the report as PDF (from the same HTML)",
+                                             dir_okay=False)] = None,
 ) -> None:
     """Compile a workload into its six-layer system specification."""
     with user_errors():
         spec = compile_workload(load_workload(file))
+        if html is not None or pdf is not None:
+            from .report_files import write_reports  # matplotlib, Jinja2, WeasyPrint load only when asked for
+            write_reports(spec, file, html=html, pdf=pdf)
     if as_json:
         print(json.dumps(spec.model_dump(mode="json"), indent=2, sort_keys=False))
     elif as_md:

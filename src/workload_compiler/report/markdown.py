@@ -30,6 +30,7 @@ def render_markdown(spec: SystemSpec) -> str:
         if not data:
             continue
         out += [f"## {heading}", "", "| value | | source |", "|---|---|---|"]
+        blocks: list[str] = []  # multi-line values, moved out of the table (a cell holds one line)
         for path, key, value in _flatten(name, data):
             prov = spec.provenance.get(path)
             src = ""
@@ -37,8 +38,13 @@ def render_markdown(spec: SystemSpec) -> str:
                 src = prov.source.value + (f": {prov.formula}" if prov.formula else "") + (
                     f": {prov.why}" if prov.why else "")
             shown = format_value(key, value).replace("|", "\\|")
-            out.append(f"| {path.split('.', 1)[1]} | {shown} | {src.replace('|', '/')} |")
+            label = path.split(".", 1)[1]
+            if "\n" in shown:
+                blocks += [f"**{label}**:", "", *(f"- {line}" for line in shown.splitlines() if line.strip()), ""]
+                shown = "(below the table)"
+            out.append(f"| {label} | {shown} | {src.replace('|', '/')} |")
         out.append("")
+        out += blocks
     if spec.collisions:
         out += ["## Collisions", ""]
         out += [f"- **{c.get('constraint')}**: {c.get('detail')}" for c in spec.collisions] + [""]

@@ -1,0 +1,218 @@
+"""The six layers as panels, read from the result document: what the HTML report and the web page
+show. Pure: a `SystemSpec` in, rows of formatted text with their provenance out; nothing computed.
+
+A panel gathers the document sections of one layer of the spine (compute with the serving or
+simulation section, storage with reliability) and the intake sections a person pins there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..spine.result import SystemSpec
+from .format import format_value
+
+
+@dataclass(frozen=True)
+class LayerDef:
+    key: str
+    number: int
+    title: str
+    subtitle: str
+    sections: tuple[str, ...]          # result document sections shown in the panel
+    pin_sections: tuple[str, ...]      # intake sections pinned from the panel
+    headline: tuple[str, ...]          # result paths shown when the panel is closed
+
+
+# The spine of seed 000 ("The 6-Layer Architecture Spine"), in order.
+LAYERS: tuple[LayerDef, ...] = (
+    LayerDef("objective", 1, "Workload objective", "Target completion time or throughput baseline",
+             ("objective",), ("model", "training", "target", "serving", "application", "problem", "profile",
+                              "steps", "simulated_time", "timestep", "precision", "cost", "name"),
+             ("objective.model", "objective.params", "objective.tokens", "objective.total_flops",
+              "objective.time_to_train_s", "objective.time_to_train_target_s", "objective.meets_target",
+              "objective.request_rate_per_s", "objective.ttft_target_s", "objective.tpot_target_s",
+              "objective.solver_class", "objective.problem_size", "objective.time_to_solution_target_s")),
+    LayerDef("compute", 2, "Compute profile", "Accelerator class, count & host system resources",
+             ("compute", "inference", "hpc", "bottleneck"), ("compute",),
+             ("compute.accelerator_name", "compute.gpus", "compute.nodes", "compute.parallelism", "compute.mfu",
+              "compute.step_time_s", "compute.memory_per_gpu_bytes", "compute.bottleneck", "inference.replicas",
+              "inference.gpus_per_replica", "inference.ttft_s", "inference.tpot_s", "inference.output_tokens_per_s",
+              "hpc.time_per_step_s", "hpc.time_to_solution_s", "hpc.bound")),
+    LayerDef("fabric", 3, "Interconnect fabric", "Interconnect type, bandwidth & cluster topology",
+             ("fabric",), ("fabric",),
+             ("fabric.scale_out.technology", "fabric.scale_out.topology", "fabric.scale_out.tiers",
+              "fabric.scale_out.switches", "fabric.per_gpu_scale_out_bytes_per_s", "fabric.placement.description")),
+    LayerDef("storage", 4, "Storage I/O", "Usable capacity, sustained throughput & checkpoint I/O",
+             ("storage", "reliability"), ("storage", "reliability", "io"),
+             ("storage.tier", "storage.dataset_bytes", "storage.checkpoint_bytes", "storage.checkpoint_write_s",
+              "storage.checkpoint_interval_s", "storage.capacity_bytes", "reliability.goodput",
+              "storage.scratch_write_bandwidth_bytes_per_s", "storage.scratch_capacity_bytes")),
+    LayerDef("software", 5, "Software & access", "Environment, container platform & workload scheduler",
+             ("software",), ("software",),
+             ("software.framework", "software.scheduler", "software.container_platform", "software.access_model")),
+    LayerDef("facility", 6, "Facility interface", "Power, cooling, network and physical deployment",
+             ("facility",), ("facility",),
+             ("facility.it_power_w", "facility.facility_power_w", "facility.pue", "facility.racks",
+              "facility.rack_power_w", "facility.cooling", "facility.coolant_flow_l_per_min",
+              "facility.floor_area_m2")),
+)
+LAYER_KEYS = tuple(layer.key for layer in LAYERS)
+
+
+def layer_of_section(section: str) -> str:
+    """The panel an intake section is pinned from; a section no panel names belongs to the objective
+    (a new archetype's sections appear there by themselves)."""
+    for layer in LAYERS:
+        if section in layer.pin_sections:
+            return layer.key
+    return "objective"
+
+
+@dataclass(frozen=True)
+class Row:
+    path: str
+    label: str
+    text: str
+    source: str = ""          # given | assumed | derived | measured | "" (not traced)
+    note: str = ""            # the formula, or why it was assumed
+    depth: int = 0
+    heading: bool = False
+    block: bool = False       # a multi-line value: shown below its label, not in a cell
+
+
+@dataclass(frozen=True)
+class Panel:
+    layer: LayerDef
+    headline: list[Row]
+    details: list[Row] = field(default_factory=list)
+    empty: bool = False
+
+
+def _lookup(doc: dict[str, Any], path: str) -> tuple[bool, Any]:
+    node: Any = doc
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def _parallelism_text(value: dict[str, Any]) -> str:
+    axes = [f"{k.upper()} {v}" for k in ("tp", "pp", "dp", "cp", "ep") if isinstance(v := value.get(k), int) and v > 1]
+    extra = [f"{k.replace('_', ' ')} {v}" for k, v in value.items()
+             if k in ("micro_batch_size", "recompute", "zero_stage") and v not in (None, 0, "none")]
+    return " · ".join(axes or ["no model parallelism"]) + (f" ({', '.join(extra)})" if extra else "")
+
+
+def value_text(key: str, value: Any) -> str:
+    """How one value reads (report/format.py), with the parallel layout written as people say it."""
+    if key == "parallelism" and isinstance(value, dict):
+        return _parallelism_text(value)
+    return format_value(key, value)
+
+
+def _row(spec: SystemSpec, path: str, value: Any, depth: int = 0, unit_key: str | None = None) -> Row:
+    key = path.rsplit(".", 1)[-1]
+    prov = spec.provenance.get(path)
+    note = (prov.formula or prov.why or prov.machine or "") if prov else ""
+    text = value_text(unit_key or key, value)
+    return Row(path=path, label=key.replace("_", " "), text=text, source=prov.source.value if prov else "",
+               note=note, depth=depth, block="\n" in text)
+
+
+def detail_rows(spec: SystemSpec, prefix: str, data: dict[str, Any], depth: int = 0,
+                unit_key: str | None = None) -> list[Row]:
+    """Every value of a section, nested dicts indented under a heading row (three levels deep)."""
+    rows: list[Row] = []
+    for key, value in data.items():
+        path = f"{prefix}.{key}"
+        if isinstance(value, dict) and value and depth < 3 and key != "parallelism":
+            rows.append(Row(path=path, label=key.replace("_", " "), text="", depth=depth, heading=True))
+            numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in value.values())
+            rows += detail_rows(spec, path, value, depth + 1, key if numeric else None)
+        else:
+            rows.append(_row(spec, path, value, depth, unit_key))
+    return rows
+
+
+def panels(spec: SystemSpec) -> list[Panel]:
+    """The six panels, each with its headline values and every value of its sections."""
+    doc = spec.model_dump(mode="json")
+    out = []
+    for layer in LAYERS:
+        headline = [_row(spec, p, v) for p in layer.headline for found, v in [_lookup(doc, p)]
+                    if found and v is not None]
+        details: list[Row] = []
+        for section in layer.sections:
+            data = doc.get(section)
+            if isinstance(data, dict) and data:
+                details.append(Row(path=section, label=section, text="", heading=True))
+                details += detail_rows(spec, section, data, 1)
+        if not headline and details:
+            headline = [r for r in details if not r.heading and not r.block][:8]
+        out.append(Panel(layer=layer, headline=headline, details=details, empty=not details))
+    return out
+
+
+def verdict(spec: SystemSpec) -> tuple[str, str]:
+    """('ok' | 'warn' | 'fail', the sentence): feasible, feasible with collisions, or what binds."""
+    if not spec.feasible:
+        return "fail", f"Does not fit: {spec.binding_constraint or 'a constraint binds'}"
+    if spec.collisions:
+        names = ", ".join(str(c.get("constraint")) for c in spec.collisions)
+        return "warn", f"Compiles, with {len(spec.collisions)} collision{'s' if len(spec.collisions) > 1 else ''}: {names}"
+    return "ok", "Compiles: every pinned constraint is met"
+
+
+def alternative_rows(spec: SystemSpec) -> list[dict[str, str]]:
+    """Each alternative as formatted text: name, change, GPUs, time, power, cost (if priced), verdict."""
+    rows = []
+    for a in spec.alternatives:
+        cost_key = next((k for k in a if k.endswith("_usd") and isinstance(a[k], int | float)), None)
+        if not a.get("feasible", True):
+            verdict_text = f"infeasible: {a.get('binding')}"
+        else:
+            verdict_text = {None: "—", True: "meets target", False: "misses target"}.get(a.get("meets_target"), "—")
+        rows.append({"name": str(a.get("name", "")), "change": str(a.get("change", "")),
+                     "gpus": value_text("gpus", a.get("gpus")),
+                     "time": value_text("time_to_train_s", a.get("time_to_train_s")),
+                     "it_power": value_text("it_power_w", a.get("it_power_w")),
+                     "facility_power": value_text("facility_power_w", a.get("facility_power_w")),
+                     "cost": value_text(cost_key, a[cost_key]) if cost_key else "—",
+                     "verdict": verdict_text, "ok": "yes" if a.get("feasible", True) and a.get("meets_target")
+                     is not False else "no"})
+    return rows
+
+
+
+
+# The figures a customer asks for first, in order; the first few present are shown as tiles.
+_KPIS = (("compute.accelerator_name", "accelerator"), ("compute.gpus", "GPUs"),
+         ("objective.goodput_adjusted_time_to_train_s", "time to train"), ("objective.time_to_train_s", "time to train"),
+         ("inference.replicas", "replicas"), ("inference.output_tokens_per_s", "output tokens/s"),
+         ("hpc.time_to_solution_s", "time to solution"), ("compute.mfu", "MFU"),
+         ("facility.it_power_w", "IT power"), ("facility.facility_power_w", "facility power"),
+         ("facility.racks", "racks"))
+
+
+def kpis(spec: SystemSpec, limit: int = 6) -> list[tuple[str, str]]:
+    """(label, text) for the headline tiles: the first `limit` of _KPIS the result has."""
+    doc = spec.model_dump(mode="json")
+    out: list[tuple[str, str]] = []
+    for path, label in _KPIS:
+        found, value = _lookup(doc, path)
+        if found and value is not None and label not in (lbl for lbl, _ in out):
+            out.append((label, value_text(path.rsplit(".", 1)[-1], value)))
+    return out[:limit]
+
+
+def assumption_rows(spec: SystemSpec) -> list[Row]:
+    """The assumptions requiring validation, each value formatted by its key."""
+    return [Row(path=a.field, label=a.field, text=value_text(a.field.rsplit(".", 1)[-1], a.value),
+                source="assumed", note=a.why) for a in spec.assumptions]
+
+
+__all__ = ["LAYERS", "LAYER_KEYS", "LayerDef", "Panel", "Row", "alternative_rows", "assumption_rows",
+           "detail_rows", "kpis", "layer_of_section", "panels", "value_text", "verdict"]
