@@ -1,0 +1,79 @@
+"""What the workbench page shows for one state (an intake, its pins, maybe a compiled result):
+the form with its values and the assumptions beside them, the six panels with the values that
+moved since the previous compile, the pin fields of each layer with their current values."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+from ..intake.pins import apply_pins
+from ..report.view import LAYER_KEYS, alternative_rows, assumption_rows, kpis, panels, value_text, verdict
+from ..spine.result import SystemSpec
+from .engine import Compiled
+from .forms import current_text, form_fields, kinds, pin_fields, sections
+from .sources import example_names
+
+KIND_LABELS = {"training": "Training", "inference": "Inference", "hpc": "HPC & simulation", "generic": "Generic"}
+
+
+def _text_map(spec: SystemSpec) -> dict[str, str]:
+    return {r.path: r.text for p in panels(spec) for r in p.details if not r.heading}
+
+
+def moved_values(old: SystemSpec | None, new: SystemSpec) -> tuple[dict[str, str], dict[str, int]]:
+    """({path: old text} for every shown value that changed, {layer: how many}) since `old`."""
+    if old is None:
+        return {}, {}
+    before, after = _text_map(old), _text_map(new)
+    changes = {p: before.get(p, "—") for p, t in after.items() if before.get(p, "—") != t}
+    per_layer: dict[str, int] = {}
+    for panel in panels(new):
+        n = sum(1 for r in panel.details if r.path in changes)
+        if n:
+            per_layer[panel.layer.key] = n
+    return changes, per_layer
+
+
+def _assumed_by_field(spec: SystemSpec | None) -> dict[str, tuple[str, str]]:
+    if spec is None:
+        return {}
+    return {a.field: (value_text(a.field.rsplit(".", 1)[-1], a.value), a.why) for a in spec.assumptions}
+
+
+def workbench_context(kind: str, intake: dict[str, Any], pins: dict[str, Any], compiled: Compiled | None, *,
+                      previous: Compiled | None = None, project: str | None = None, rev_label: str | None = None,
+                      active_layer: str | None = None, example: str | None = None, **extra: Any) -> dict[str, Any]:
+    spec = compiled.spec if compiled else None
+    effective = apply_pins(intake, pins) if pins else intake
+    values = {f.key: current_text(intake, f.key) for f in form_fields(kind)}
+    assumed = _assumed_by_field(spec)
+    form_sections = sections(kind)
+    filled = {s: sum(1 for f in fs if values[f.key]) for s, fs in form_sections}
+    current = {f.key: current_text(effective, f.key) or (assumed[f.key][0] if f.key in assumed else "")
+               for layer in LAYER_KEYS for f in pin_fields(kind, layer)}
+    ctx: dict[str, Any] = {
+        "kind": kind, "kinds": kinds(), "kind_labels": KIND_LABELS, "examples": example_names(), "example": example,
+        "form_sections": form_sections, "values": values, "filled": filled, "assumed": assumed,
+        "open_sections": {s for s, n in filled.items() if n} or {"workload", "model"},
+        "yaml_text": yaml.safe_dump(intake, sort_keys=False, allow_unicode=True) if intake.get("kind") else "",
+        "state_intake": json.dumps(intake), "state_pins": json.dumps(pins), "project": project,
+        "rev_label": rev_label, "active_layer": active_layer,
+        "pin_fields": {layer: pin_fields(kind, layer) for layer in LAYER_KEYS}, "current": current,
+        "spec": spec, "key": compiled.key if compiled else None,
+        "title": (spec.name if spec and spec.name else None) or intake.get("name") or f"{KIND_LABELS.get(kind, kind)} "
+                                                                                       "workload",
+    }
+    if spec is not None and compiled is not None:
+        changes, moved = moved_values(previous.spec if previous else None, spec)
+        ctx.update(verdict=verdict(spec), kpis=kpis(spec), panels=panels(spec), alternatives=alternative_rows(spec),
+                   assumptions=assumption_rows(spec), changes=changes, moved=moved,
+                   compile_note=("from the cache" if compiled.cached else f"compiled in {compiled.compile_s * 1e3:.0f} ms")
+                   + (f" · {len(changes)} values moved" if previous else ""))
+    ctx.update(extra)
+    return ctx
+
+
+__all__ = ["KIND_LABELS", "moved_values", "workbench_context"]
