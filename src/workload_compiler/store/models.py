@@ -7,10 +7,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-Json = JSON().with_variant(JSONB(), "postgresql")
+# json, not jsonb, on PostgreSQL: the text is kept as written, so a stored result reads back
+# identical (jsonb would turn 3.185633746944e+23 into an integer).
+Json = JSON()
 NAME_MAX = 120
 
 

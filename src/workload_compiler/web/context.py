@@ -37,10 +37,23 @@ def moved_values(old: SystemSpec | None, new: SystemSpec) -> tuple[dict[str, str
     return changes, per_layer
 
 
-def _assumed_by_field(spec: SystemSpec | None) -> dict[str, tuple[str, str]]:
+def assumed_by_field(kind: str, spec: SystemSpec | None) -> dict[str, tuple[str, str]]:
+    """{intake key: (assumed value, why)}: each assumption beside the form field it fills. An
+    assumption names a result path; it belongs to the intake key of the same path, else to the one
+    intake key with the same last part ('objective.seq_len' -> 'training.seq_len')."""
     if spec is None:
         return {}
-    return {a.field: (value_text(a.field.rsplit(".", 1)[-1], a.value), a.why) for a in spec.assumptions}
+    keys = [f.key for f in form_fields(kind)]
+    by_leaf: dict[str, list[str]] = {}
+    for key in keys:
+        by_leaf.setdefault(key.rsplit(".", 1)[-1], []).append(key)
+    out: dict[str, tuple[str, str]] = {}
+    for a in spec.assumptions:
+        leaf = a.field.rsplit(".", 1)[-1]
+        target = a.field if a.field in keys else (by_leaf[leaf][0] if len(by_leaf.get(leaf, [])) == 1 else None)
+        if target is not None and target not in out:
+            out[target] = (value_text(leaf, a.value), a.why)
+    return out
 
 
 def workbench_context(kind: str, intake: dict[str, Any], pins: dict[str, Any], compiled: Compiled | None, *,
@@ -49,7 +62,7 @@ def workbench_context(kind: str, intake: dict[str, Any], pins: dict[str, Any], c
     spec = compiled.spec if compiled else None
     effective = apply_pins(intake, pins) if pins else intake
     values = {f.key: current_text(intake, f.key) for f in form_fields(kind)}
-    assumed = _assumed_by_field(spec)
+    assumed = assumed_by_field(kind, spec)
     form_sections = sections(kind)
     filled = {s: sum(1 for f in fs if values[f.key]) for s, fs in form_sections}
     current = {f.key: current_text(effective, f.key) or (assumed[f.key][0] if f.key in assumed else "")
@@ -76,4 +89,4 @@ def workbench_context(kind: str, intake: dict[str, Any], pins: dict[str, Any], c
     return ctx
 
 
-__all__ = ["KIND_LABELS", "moved_values", "workbench_context"]
+__all__ = ["KIND_LABELS", "assumed_by_field", "moved_values", "workbench_context"]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..compile import recompile
+from ..errors import InputError
 from ..spine.result import SystemSpec
 
 
@@ -60,7 +61,13 @@ class CompileCache:
                 self.hits += 1
             return Compiled(found.key, found.intake, found.pins, found.spec, 0.0, True)
         t0 = time.perf_counter()
-        spec = recompile(intake, pins)
+        try:
+            spec = recompile(intake, pins)
+        except InputError as exc:
+            if exc.field != "--set":
+                raise
+            # the CLI names a bad pin by its flag; on the web it is the pin's own key
+            raise InputError(f"pins.{exc.value}", pins.get(str(exc.value)), exc.allowed) from None
         done = Compiled(key, intake, dict(pins), spec, time.perf_counter() - t0, False)
         with self._lock:
             self.misses += 1

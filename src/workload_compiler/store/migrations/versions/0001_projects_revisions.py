@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects.postgresql import JSONB
 
 revision = "0001"
 down_revision = None
 branch_labels = None
 depends_on = None
 
-_JSON = sa.JSON().with_variant(JSONB(), "postgresql")
+_JSON = sa.JSON()  # json, not jsonb: the stored text reads back identical
 
 _PG_FUNCTION = """
 CREATE FUNCTION wkc_revisions_immutable() RETURNS trigger AS $$
