@@ -80,6 +80,8 @@ class Row:
     depth: int = 0
     heading: bool = False
     block: bool = False       # a multi-line value: shown below its label, not in a cell
+    columns: tuple[str, ...] = ()                # a list of records: shown as a small table
+    records: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -113,13 +115,25 @@ def value_text(key: str, value: Any) -> str:
     return format_value(key, value)
 
 
+def _records(value: list[dict[str, Any]]) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """A list of records as (columns, rows of text): the plain values of each, in first-seen order."""
+    columns = list(dict.fromkeys(k for v in value for k, x in v.items() if not isinstance(x, dict | list)))
+    return tuple(c.replace("_", " ") for c in columns), tuple(
+        tuple(value_text(c, v.get(c)) if c in v else "" for c in columns) for v in value)
+
+
 def _row(spec: SystemSpec, path: str, value: Any, depth: int = 0, unit_key: str | None = None) -> Row:
     key = path.rsplit(".", 1)[-1]
     prov = spec.provenance.get(path)
     note = (prov.formula or prov.why or prov.machine or "") if prov else ""
+    source = prov.source.value if prov else ""
+    label = key.replace("_", " ")
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        columns, records = _records(value)
+        return Row(path=path, label=label, text=f"{len(value)} entries", source=source, note=note, depth=depth,
+                   columns=columns, records=records)
     text = value_text(unit_key or key, value)
-    return Row(path=path, label=key.replace("_", " "), text=text, source=prov.source.value if prov else "",
-               note=note, depth=depth, block="\n" in text)
+    return Row(path=path, label=label, text=text, source=source, note=note, depth=depth, block="\n" in text)
 
 
 def detail_rows(spec: SystemSpec, prefix: str, data: dict[str, Any], depth: int = 0,

@@ -13,7 +13,7 @@ from ..intake.pins import apply_pins
 from ..report.view import LAYER_KEYS, alternative_rows, assumption_rows, kpis, panels, value_text, verdict
 from ..spine.result import SystemSpec
 from .engine import Compiled
-from .forms import current_text, form_fields, kinds, pin_fields, sections
+from .forms import FormField, current_text, form_fields, kinds, pin_fields, sections
 from .sources import example_names
 
 KIND_LABELS = {"training": "Training", "inference": "Inference", "hpc": "HPC & simulation", "generic": "Generic"}
@@ -56,6 +56,15 @@ def assumed_by_field(kind: str, spec: SystemSpec | None) -> dict[str, tuple[str,
     return out
 
 
+def _subgroups(section: str, fields: list[FormField]) -> list[tuple[str, list[FormField]]]:
+    """The section's own fields first (''), then one group per nested object (moe, mla, parallelism)."""
+    groups: dict[str, list[FormField]] = {}
+    for f in fields:
+        rest = f.key.split(".")[1:] if section != "workload" else [f.key]
+        groups.setdefault(rest[0] if len(rest) > 1 else "", []).append(f)
+    return sorted(groups.items(), key=lambda kv: kv[0] != "")
+
+
 def workbench_context(kind: str, intake: dict[str, Any], pins: dict[str, Any], compiled: Compiled | None, *,
                       previous: Compiled | None = None, project: str | None = None, rev_label: str | None = None,
                       active_layer: str | None = None, example: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -65,12 +74,16 @@ def workbench_context(kind: str, intake: dict[str, Any], pins: dict[str, Any], c
     assumed = assumed_by_field(kind, spec)
     form_sections = sections(kind)
     filled = {s: sum(1 for f in fs if values[f.key]) for s, fs in form_sections}
+    workload_sections = {s for s, _ in form_sections[: next((i for i, (s, _) in enumerate(form_sections)
+                                                              if s == "fabric"), len(form_sections))]}
     current = {f.key: current_text(effective, f.key) or (assumed[f.key][0] if f.key in assumed else "")
                for layer in LAYER_KEYS for f in pin_fields(kind, layer)}
     ctx: dict[str, Any] = {
         "kind": kind, "kinds": kinds(), "kind_labels": KIND_LABELS, "examples": example_names(), "example": example,
         "form_sections": form_sections, "values": values, "filled": filled, "assumed": assumed,
-        "open_sections": {s for s, n in filled.items() if n} or {"workload", "model"},
+        "form_groups": [(s, _subgroups(s, fs)) for s, fs in form_sections],
+        "filled_keys": {k for k, v in values.items() if v},
+        "open_sections": {s for s, n in filled.items() if n} or workload_sections,
         "yaml_text": yaml.safe_dump(intake, sort_keys=False, allow_unicode=True) if intake.get("kind") else "",
         "state_intake": json.dumps(intake), "state_pins": json.dumps(pins), "project": project,
         "rev_label": rev_label, "active_layer": active_layer,

@@ -79,12 +79,12 @@ def respond(request: Request, exc: Exception) -> Response:
     detail = detail_for(exc)
     if detail.status == 500:
         log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
-    if request.url.path.startswith("/api") or "text/html" not in request.headers.get("accept", "text/html"):
-        return JSONResponse({"error": detail.model_dump()}, status_code=detail.status)
-    if request.headers.get("hx-request"):
+    if request.headers.get("hx-request") and not request.url.path.startswith("/api"):
         # swapped into the message area of the page the person is on (htmx swaps 4xx: see base.html)
         return block("_messages.html", "messages", status=detail.status, error=detail,
                      headers={"HX-Retarget": "#messages", "HX-Reswap": "innerHTML"})
+    if request.url.path.startswith("/api") or "text/html" not in request.headers.get("accept", "text/html"):
+        return JSONResponse({"error": detail.model_dump()}, status_code=detail.status)
     return page("error.html", status=detail.status, error=detail)
 
 
