@@ -144,7 +144,7 @@ def test_unknown_projects_and_revisions_are_named(db_url: str, gpt3) -> None:  #
     intake, base, _ = gpt3
     store = Store.open(db_url)
     store.save("acme", intake, {}, base)
-    with pytest.raises(InputError, match="REV 07.*REV 01"):
+    with pytest.raises(InputError, match=r"REV 07.*REV 01"):
         store.revision("acme", 7)
     with pytest.raises(InputError, match="project"):
         store.revisions("nobody")

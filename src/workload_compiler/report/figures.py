@@ -104,7 +104,8 @@ def alternatives_figure(spec: SystemSpec, doc: dict[str, Any]) -> FigureSvg | No
     points = [PlanePoint(str(a.get("name")), float(a["time_to_train_s"]) / DAY_S,
                          cost(a, a.get("gpus"), float(a["time_to_train_s"])), a.get("meets_target") is not False)
               for a in candidates]
-    if isinstance(base_time, int | float) and isinstance(base_gpus, int | float) and (not priced or _cost_of(objective)):
+    if isinstance(base_time, int | float) and isinstance(base_gpus, int | float) and (
+            not priced or _cost_of(objective)):
         points.insert(0, PlanePoint("as compiled", float(base_time) / DAY_S, cost(objective, base_gpus, base_time),
                                     objective.get("meets_target") is not False, baseline=True))
     target = objective.get("time_to_train_target_s")

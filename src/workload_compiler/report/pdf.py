@@ -16,7 +16,7 @@ def _no_fetch(url: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
 
 def html_to_pdf(html: str) -> bytes:
     """PDF bytes from a self-contained HTML document."""
-    from weasyprint import HTML
+    from weasyprint import HTML  # type: ignore[import-untyped]
 
     pdf = HTML(string=html, url_fetcher=_no_fetch).write_pdf()
     assert pdf is not None  # write_pdf without a target returns the bytes

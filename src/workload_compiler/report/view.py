@@ -176,7 +176,8 @@ def verdict(spec: SystemSpec) -> tuple[str, str]:
         return "fail", f"Does not fit: {spec.binding_constraint or 'a constraint binds'}"
     if spec.collisions:
         names = ", ".join(str(c.get("constraint")) for c in spec.collisions)
-        return "warn", f"Compiles, with {len(spec.collisions)} collision{'s' if len(spec.collisions) > 1 else ''}: {names}"
+        n = len(spec.collisions)
+        return "warn", f"Compiles, with {n} collision{'s' if n > 1 else ''}: {names}"
     return "ok", "Compiles: every pinned constraint is met"
 
 
@@ -204,7 +205,8 @@ def alternative_rows(spec: SystemSpec) -> list[dict[str, str]]:
 
 # The figures a customer asks for first, in order; the first few present are shown as tiles.
 _KPIS = (("compute.accelerator_name", "accelerator"), ("compute.gpus", "GPUs"),
-         ("objective.goodput_adjusted_time_to_train_s", "time to train"), ("objective.time_to_train_s", "time to train"),
+         ("objective.goodput_adjusted_time_to_train_s", "time to train"),
+         ("objective.time_to_train_s", "time to train"),
          ("inference.replicas", "replicas"), ("inference.output_tokens_per_s", "output tokens/s"),
          ("hpc.time_to_solution_s", "time to solution"), ("compute.mfu", "MFU"),
          ("facility.it_power_w", "IT power"), ("facility.facility_power_w", "facility power"),

@@ -105,4 +105,5 @@ def describe(url: str) -> str:
     return f"PostgreSQL {parsed.render_as_string(hide_password=True)}"
 
 
-__all__ = ["ENV_URL", "WRITE_OPTION", "StoreUnavailable", "database_url", "default_sqlite_path", "describe", "make_engine", "migrate"]
+__all__ = ["ENV_URL", "WRITE_OPTION", "StoreUnavailable", "database_url", "default_sqlite_path", "describe",
+           "make_engine", "migrate"]

@@ -9,7 +9,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..report.diff_view import sections as diff_sections
 from ..store.revisions import RevisionInfo, diff_revisions, parse_rev, rev_label
@@ -19,17 +19,17 @@ from .forms import form_fields, kinds
 from .runtime import runtime
 from .sources import example_intake, example_names
 
-router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)  # type: ignore[arg-type]
+router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
 PinValue = str | int | float | bool | None
-_EXAMPLE = {"intake": {"kind": "training", "model": {"preset": "llama3-8b"},
+_EXAMPLE: dict[str, Any] = {"intake": {"kind": "training", "model": {"preset": "llama3-8b"},
                        "training": {"tokens": "1T", "seq_len": 8192, "global_batch_size": 128},
                        "compute": {"accelerator": "h100-sxm", "gpus": 64}},
             "pins": {"facility.power": "1MW"}}
 
 
 class CompileRequest(BaseModel):
-    model_config = {"json_schema_extra": {"examples": [_EXAMPLE]}}
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE]})
 
     intake: dict[str, Any] = Field(description="an intake as in YAML (see /api/schema/intake); units as text")
     pins: dict[str, PinValue] = Field(default_factory=dict, description="dotted intake key -> value, e.g. "
@@ -104,7 +104,7 @@ def schema_api(name: str) -> Response:
     from ..schema_export import NAMES, shipped
     if name not in NAMES:
         raise InputError("name", name, "intake or result")
-    return Response(shipped(name), media_type="application/schema+json")  # type: ignore[arg-type]
+    return Response(shipped(name), media_type="application/schema+json")
 
 
 @router.get("/kinds", summary="The archetypes and the fields of each intake form")

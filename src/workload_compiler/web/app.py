@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from importlib import resources
+
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
@@ -28,7 +29,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.include_router(pages.router)
     app.add_api_route("/healthz", api.health, methods=["GET"], summary="Liveness and versions")
     errors.install(app)
-    app.add_middleware(Guard, settings=s)  # type: ignore[arg-type]
+    app.add_middleware(Guard, settings=s)
     return app
 
 

@@ -5,12 +5,14 @@ moved since the previous compile, the pin fields of each layer with their curren
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import yaml
 
 from ..intake.pins import apply_pins
-from ..report.view import LAYER_KEYS, alternative_rows, assumption_rows, kpis, panels, value_text, verdict
+from ..report.view import LAYER_KEYS, Panel, alternative_rows, assumption_rows, kpis, panels, value_text, verdict
 from ..spine.result import SystemSpec
 from .engine import Compiled
 from .forms import FormField, current_text, form_fields, kinds, pin_fields, sections
@@ -19,18 +21,36 @@ from .sources import example_names
 KIND_LABELS = {"training": "Training", "inference": "Inference", "hpc": "HPC & simulation", "generic": "Generic"}
 
 
-def _text_map(spec: SystemSpec) -> dict[str, str]:
-    return {r.path: r.text for p in panels(spec) for r in p.details if not r.heading}
+_PANELS: OrderedDict[str, list[Panel]] = OrderedDict()
+_PANELS_LOCK = threading.Lock()
 
 
-def moved_values(old: SystemSpec | None, new: SystemSpec) -> tuple[dict[str, str], dict[str, int]]:
+def panels_of(compiled: Compiled) -> list[Panel]:
+    """The panels of a compiled state, built once per state (the page and the next page's "what
+    moved" both read them)."""
+    with _PANELS_LOCK:
+        found = _PANELS.get(compiled.key)
+    if found is None:
+        found = panels(compiled.spec)
+        with _PANELS_LOCK:
+            _PANELS[compiled.key] = found
+            while len(_PANELS) > 64:
+                _PANELS.popitem(last=False)
+    return found
+
+
+def _text_map(ps: list[Panel]) -> dict[str, str]:
+    return {r.path: r.text for p in ps for r in p.details if not r.heading}
+
+
+def moved_values(old: list[Panel] | None, new: list[Panel]) -> tuple[dict[str, str], dict[str, int]]:
     """({path: old text} for every shown value that changed, {layer: how many}) since `old`."""
     if old is None:
         return {}, {}
     before, after = _text_map(old), _text_map(new)
     changes = {p: before.get(p, "—") for p, t in after.items() if before.get(p, "—") != t}
     per_layer: dict[str, int] = {}
-    for panel in panels(new):
+    for panel in new:
         n = sum(1 for r in panel.details if r.path in changes)
         if n:
             per_layer[panel.layer.key] = n
@@ -65,6 +85,11 @@ def _subgroups(section: str, fields: list[FormField]) -> list[tuple[str, list[Fo
     return sorted(groups.items(), key=lambda kv: kv[0] != "")
 
 
+def _compile_note(compiled: Compiled, moved: int | None) -> str:
+    note = "from the cache" if compiled.cached else f"compiled in {compiled.compile_s * 1e3:.0f} ms"
+    return note + (f" · {moved} values moved" if moved is not None else "")
+
+
 def workbench_context(kind: str, intake: dict[str, Any], pins: dict[str, Any], compiled: Compiled | None, *,
                       previous: Compiled | None = None, project: str | None = None, rev_label: str | None = None,
                       active_layer: str | None = None, example: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -93,13 +118,13 @@ def workbench_context(kind: str, intake: dict[str, Any], pins: dict[str, Any], c
                                                                                        "workload",
     }
     if spec is not None and compiled is not None:
-        changes, moved = moved_values(previous.spec if previous else None, spec)
-        ctx.update(verdict=verdict(spec), kpis=kpis(spec), panels=panels(spec), alternatives=alternative_rows(spec),
+        current_panels = panels_of(compiled)
+        changes, moved = moved_values(panels_of(previous) if previous else None, current_panels)
+        ctx.update(verdict=verdict(spec), kpis=kpis(spec), panels=current_panels, alternatives=alternative_rows(spec),
                    assumptions=assumption_rows(spec), changes=changes, moved=moved,
-                   compile_note=("from the cache" if compiled.cached else f"compiled in {compiled.compile_s * 1e3:.0f} ms")
-                   + (f" · {len(changes)} values moved" if previous else ""))
+                   compile_note=_compile_note(compiled, len(changes) if previous else None))
     ctx.update(extra)
     return ctx
 
 
-__all__ = ["KIND_LABELS", "assumed_by_field", "moved_values", "workbench_context"]
+__all__ = ["KIND_LABELS", "assumed_by_field", "moved_values", "panels_of", "workbench_context"]

@@ -33,8 +33,8 @@ def _kind(value: Any) -> str:
 def _bench(request: Request, ctx: dict[str, Any], status: int = 200) -> HTMLResponse:
     """The whole page, or for htmx only the workbench block (and the message area, out of band)."""
     if request.headers.get("hx-request"):
-        body = block("workbench.html", "workbench", **ctx).body.decode()
-        notes = block("_messages.html", "messages", **ctx).body.decode()
+        body = bytes(block("workbench.html", "workbench", **ctx).body).decode()
+        notes = bytes(block("_messages.html", "messages", **ctx).body).decode()
         return HTMLResponse(body + f'<div id="messages" hx-swap-oob="innerHTML">{notes}</div>', status_code=status)
     return page("workbench.html", status=status, **ctx)
 
@@ -43,7 +43,9 @@ def _compile_view(request: Request, kind: str, intake: dict[str, Any], pins: dic
                   prev_key: str = "", **extra: Any) -> HTMLResponse:
     compiled = runtime(request).cache.compile(intake, pins)
     previous = runtime(request).cache.get(prev_key) if prev_key else None
-    return _bench(request, workbench_context(kind, intake, pins, compiled, previous=previous, **extra))
+    response = _bench(request, workbench_context(kind, intake, pins, compiled, previous=previous, **extra))
+    response.headers.append("server-timing", f"compile;dur={compiled.compile_s * 1e3:.2f}")
+    return response
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -68,8 +70,8 @@ def intake_tab(request: Request, kind: str) -> HTMLResponse:
 async def _form(request: Request) -> tuple[dict[str, str], dict[str, UploadFile]]:
     form = await request.form()
     values = {k: v for k, v in form.multi_items() if isinstance(v, str)}
-    files = {k: v for k, v in form.multi_items() if not isinstance(v, str) and getattr(v, "filename", "")}
-    return values, files  # type: ignore[return-value]
+    files = {k: v for k, v in form.multi_items() if isinstance(v, UploadFile) and v.filename}
+    return values, files
 
 
 @router.post("/compile", response_class=HTMLResponse)
