@@ -36,6 +36,8 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{'example':<36} {'median s':>9} {'best s':>8} {'goal s':>7}  ratio (goal / median)")
     for example in sorted((ROOT / "examples").glob("*.yaml")):
+        if example.name.startswith("offers-"):   # input of `wkc supply --offers`, not an intake
+            continue
         t = wall_times(example, args.runs)
         med = statistics.median(t)
         print(f"{example.name:<36} {med:9.2f} {min(t):8.2f} {GOAL_S:7.2f}  {GOAL_S / med:.2f}x")

@@ -14,12 +14,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from .catalog.loader import Catalog, load_catalog
+from .engagement.attach import attach, prepare
 from .errors import InputError
+from .intake.generic import GenericWorkload
 from .intake.hpc import HpcWorkload
 from .intake.inference import InferenceWorkload
 from .intake.load import load_workload, parse_workload, read_intake, workload_model
 from .intake.pins import apply_pins
 from .intake.training import TrainingWorkload
+from .spine.generic import compile_generic_spec
 from .spine.result import SystemSpec
 from .spine.serving import compile_hpc_spec, compile_inference_spec
 from .spine.training import compile_training
@@ -39,16 +42,25 @@ def as_workload(intake: Intake) -> BaseModel:
 
 
 def compile_workload(workload: Intake, catalog: Catalog | None = None) -> SystemSpec:
-    """Dispatch on the workload's kind. Infeasible workloads come back with `feasible=False`."""
+    """Dispatch on the workload's kind, then the engagement sections (sheet, boundary, register,
+    operations, acceptance, MIG). Infeasible workloads come back with `feasible=False`."""
     cat = catalog or load_catalog()
-    w = as_workload(workload)
+    w = prepare(as_workload(workload))
+    spec = _compile_layers(w, cat)
+    attach(spec, w, cat)
+    return spec
+
+
+def _compile_layers(w: BaseModel, cat: Catalog) -> SystemSpec:
     if isinstance(w, TrainingWorkload):
         return compile_training(w, cat)
     if isinstance(w, InferenceWorkload):
         return compile_inference_spec(w, cat)
     if isinstance(w, HpcWorkload):
         return compile_hpc_spec(w, cat)
-    raise InputError("kind", getattr(w, "kind", None), "one of: training, inference, hpc")
+    if isinstance(w, GenericWorkload):
+        return compile_generic_spec(w, cat)
+    raise InputError("kind", getattr(w, "kind", None), "one of: training, inference, hpc, generic")
 
 
 def recompile(intake: Mapping[str, Any] | str | Path, pins: Mapping[str, Any] | Iterable[tuple[str, Any]],

@@ -22,7 +22,30 @@ from workload_compiler.perf.layout import RECOMPUTE_CODES, Hardware, Layout, Tra
 from workload_compiler.planner.grid import build_space, divisors
 from workload_compiler.planner.search import search
 
-Key = tuple[int, ...]   # tp, pp, dp, cp, ep, etp, vp, mbs, recompute, zero
+Key = tuple[int, ...]   # tp, pp, dp, cp, ep, etp, vp, mbs, recompute, zero, first/middle/last stage layers
+
+
+def _split(a: ModelArch, pp: int, vp: int, split: str) -> tuple[int, int, int] | None:
+    """(first, middle, last) decoder layers of a split, or None where the rules of perf/stages.py
+    and planner/grid.py reject it: `even` needs pp x vp | L; `balanced` counts the embedding and the
+    loss as a layer each (L + 2 slots, extras to the middle ranks first, then rank 0), needs
+    pp > 1 and (L + 2) // pp >= vp, and is dropped where it gives the even split's counts."""
+    L = a.layers
+    even_ok = L % (pp * vp) == 0
+    even = (L // pp, L // pp if pp >= 3 else 0, L // pp if pp >= 2 else 0)
+    if split == "even":
+        return even if even_ok else None
+    if pp == 1 or (L + 2) // pp < vp:
+        return None
+    slots = [(L + 2) // pp] * pp
+    order = [*range(1, pp - 1), 0, pp - 1]
+    for r in order[:(L + 2) % pp]:
+        slots[r] += 1
+    first, last = slots[0] - 1, slots[-1] - 1
+    mid = max(slots[1:-1]) if pp >= 3 else 0
+    if even_ok and (first, mid, last) == even:
+        return None
+    return first, mid, last
 
 
 def _ok(a: ModelArch, s: TrainingSetup, hw: Hardware, tp: int, pp: int, dp: int, cp: int, ep: int, etp: int,
@@ -30,7 +53,7 @@ def _ok(a: ModelArch, s: TrainingSetup, hw: Hardware, tp: int, pp: int, dp: int,
     sp = tp > 1 and sp_pin is not False
     if tp > hw.scale_up_domain_gpus or a.attention_heads % tp or a.kv_heads % tp or a.ffn_hidden_size % tp:
         return False
-    if pp > a.layers or (vp > 1 and (pp == 1 or a.layers % (pp * vp))):
+    if pp > a.layers or (vp > 1 and pp == 1):
         return False
     if cp > 1 and s.seq_len % (2 * cp):
         return False
@@ -59,7 +82,8 @@ def reference(a: ModelArch, s: TrainingSetup, hw: Hardware, gpus: int,
     eps = axis(pins.ep, [e for e in range(1, a.moe_experts + 1) if a.moe_experts % e == 0]
                if a.is_moe else [1])
     etps = axis(pins.etp, [e for e in (1, 2, 4, 8) if e <= hw.scale_up_domain_gpus] if a.is_moe else [1])
-    vps = axis(pins.vp, [v for v in range(1, a.layers + 1) if a.layers % v == 0])
+    vps = axis(pins.vp, sorted({v for v in range(1, a.layers + 1) if a.layers % v == 0}
+                               | set(range(1, min(a.layers, 8) + 1))))
     recs = [RECOMPUTE_CODES[pins.recompute]] if pins.recompute else sorted(RECOMPUTE_CODES.values())
     zeros = axis(pins.zero_stage, [0, 1, 2, 3])
     mbss = axis(pins.micro_batch_size, pow2)
@@ -71,15 +95,17 @@ def reference(a: ModelArch, s: TrainingSetup, hw: Hardware, gpus: int,
         if any(pin is not None and pin != v for pin, v in ((pins.tp, tp), (pins.pp, pp), (pins.cp, cp),
                                                                (pins.dp, dp))):
             continue
-        for ep, etp, vp, mbs, rec, zero in itertools.product(eps, etps, vps, mbss, recs, zeros):
+        for ep, etp, vp, mbs, rec, zero, split in itertools.product(eps, etps, vps, mbss, recs, zeros,
+                                                                    ("even", "balanced")):
             enumerated += 1
-            if not _ok(a, s, hw, tp, pp, dp, cp, ep, etp, vp, mbs, zero, pins.sequence_parallel):
+            stages = _split(a, pp, vp, split)
+            if stages is None or not _ok(a, s, hw, tp, pp, dp, cp, ep, etp, vp, mbs, zero, pins.sequence_parallel):
                 continue
             sp = tp > 1 and pins.sequence_parallel is not False
             one = Layout.of(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, etp=etp, vp=vp, mbs=mbs, recompute=rec, sp=sp,
                             zero=zero)
             if float(memory(a, s, one)["total"]) <= hw.hbm_bytes:
-                feasible.add((tp, pp, dp, cp, ep, etp, vp, mbs, rec, zero))
+                feasible.add((tp, pp, dp, cp, ep, etp, vp, mbs, rec, zero, *(stages if pp > 1 else (a.layers, 0, 0))))
     return enumerated, feasible
 
 
@@ -116,7 +142,8 @@ def test_planner_finds_exactly_the_layouts_the_rules_allow(
     assert result.feasible == len(feasible)
     assert sum(result.rejected.values()) + result.feasible == result.evaluated
     found = {(r.tp, r.pp, r.dp, r.cp, r.ep, r.etp, r.vp, r.micro_batch_size, RECOMPUTE_CODES[r.recompute],
-              r.zero_stage) for r in result.layouts}
+              r.zero_stage, r.first_stage_layers, r.middle_stage_layers, r.last_stage_layers) for r in result.layouts}
+    assert len(found) == len(result.layouts)    # no layout is enumerated twice
     assert found == feasible
     times = [r.step_time_s for r in result.layouts]
     assert times == sorted(times)
@@ -140,9 +167,12 @@ def test_space_size_is_the_product_of_the_axes() -> None:
     space = build_space(arch, setup, hardware(), 1024)
     assert len(space.factors) == 286
     assert (space.factors.prod(axis=1) == 1024).all()
-    assert len(space.vp) == len(divisors(96)) == 12
+    # vp: the 12 divisors of 96 and 1..8 (5 and 7 are new); split: even and balanced
+    assert list(space.vp) == [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 96]
+    assert list(space.split) == [0, 1]
+    assert len(space.rows) == 286 * 14 * 2
     assert list(space.mbs) == [1 << k for k in range(11)]   # 1 ... 1024 <= 1536
-    assert space.size == 286 * 12 * 11 * 4 * 4   # factorizations x vp x mbs x recompute modes x zero
+    assert space.size == 286 * 14 * 2 * 11 * 4 * 4   # rows x mbs x recompute modes x zero
 
 
 def test_pins_fix_axes_and_a_pin_that_cannot_divide_is_infeasible() -> None:
@@ -167,13 +197,18 @@ def test_chunking_does_not_change_the_answer(chunk: int) -> None:
     assert r.rejected == base.rejected and r.feasible == base.feasible
 
 
-def test_uneven_pipeline_stages_are_searched_without_interleaving() -> None:
-    """A prime layer count (DeepSeek-V3 has 61) still gets pipeline parallelism: uneven stages
-    (Megatron --decoder-first/last-pipeline-num-layers), but interleaving needs equal chunks."""
+def test_uneven_pipeline_stages_are_searched_with_interleaving() -> None:
+    """A prime layer count (DeepSeek-V3 has 61) still gets pipeline parallelism and interleaving:
+    the balanced split (embedding and loss as a layer each, 7 + 2 = 9 slots on pp 4: 2, 3, 2, 2 ->
+    decoder layers 1, 3 (middle), 1) expressed as a Megatron-Core layout string; the even split
+    (which needs pp x vp | 7) is rejected."""
     arch = small_arch(layers=7, heads=8)
     setup = TrainingSetup(seq_len=128, global_batch_size=64, precision="bf16")
-    r = search(arch, setup, hardware(), 16, ParallelismIntake(pp=4, tp=1, cp=1), top_k=50,
+    r = search(arch, setup, hardware(), 16, ParallelismIntake(pp=4, tp=1, cp=1), top_k=500,
                memory_fn=memory, step_fn=step)
     assert r.layouts and all(layout.pp == 4 for layout in r.layouts)
-    assert all(layout.vp == 1 for layout in r.layouts)
-    assert "pp x vp does not divide layers (interleaving)" in r.rejected
+    assert {layout.vp for layout in r.layouts} == {1, 2}          # (7 + 2) // 4 = 2 slots per rank
+    assert all((x.first_stage_layers, x.middle_stage_layers, x.last_stage_layers) == (1, 3, 1) for x in r.layouts)
+    assert all(x.pipeline_layout and x.pipeline_layout.count("t") + x.pipeline_layout.count("*") >= 1
+               for x in r.layouts)
+    assert "even split needs pp x vp to divide the layers" in r.rejected

@@ -1,4 +1,5 @@
-"""Software & access layer: stack by vendor, scheduler rules, readiness checklist, boundary register.
+"""Software & access layer: stack by vendor, scheduler rules, readiness checklist (the operating
+boundary and its register: tests/unit/test_engagement_boundary.py).
 
 Sources checked: DGX SuperPOD RA-11333-001 V11 Table 2 (Slurm, Base Command Manager); seed 001
 ("Under the hood": RDMA transport, NUMA/CPU affinity, hugepages, driver versions, persistent device
@@ -76,25 +77,6 @@ def test_readiness_drops_what_does_not_apply_and_follows_vendor_and_transport():
     by_id = {c.id: c for c in layer.readiness}
     assert "PFC" in by_id["rdma_transport"].check
     assert "nvidia" not in " ".join(c.tool for c in layer.readiness).lower()
-
-
-def test_boundary_register_is_open_and_complete():
-    layer = plan_software(accelerator_vendor="NVIDIA", workload_kind="training",
-                          resource_scope="127 DGX H100, compute fabric, 4 PB storage tier")
-    b = layer.boundary
-    assert {r.status for r in b.rows} == {"TO DEFINE"} and all(r.operator is None for r in b.rows)
-    assert all(r.candidates == ["Client", "Proposed operator", "Facility", "OEM"] for r in b.rows)
-    layers = {r.layer for r in b.rows}
-    assert {"Facility", "Firmware", "Fabric", "Storage", "Monitoring", "Spares", "RMA", "Incidents",
-            "Data lifecycle"} <= layers
-    assert [(e.id, e.title, e.decided_by) for e in b.entries] == [
-        ("01", "Resource scope", "Sizing input"), ("02", "Shared layers", "Operating model"),
-        ("03", "Substitution rule", "Client decision"),
-        ("04", "Commercial envelope", "Supplier confirmation"),
-        ("05", "Lifecycle & exit", "Contract confirmation")]
-    assert b.entries[0].sizing_input and "127 DGX H100" in b.entries[0].sizing_input
-    assert {e.status for e in b.entries} == {"OPEN"}
-    assert "No capacity is implied" in b.note
 
 
 def test_bad_input_is_input_error():

@@ -78,7 +78,10 @@ def test_more_micro_batches_lower_the_bubble_share() -> None:
     assert share[1] < share[0]
     per_micro_batch = ("compute", "memory_bound", "tp_comm", "cp_comm_exposed", "ep_comm")
     busy = sum(float(small.breakdown_s[n]) for n in per_micro_batch)
-    assert float(small.breakdown_s["pp_bubble"]) / busy == pytest.approx(3 / 8)   # (pp-1)/m, m = 8
+    # (pp-1)/m with m = 8 for equal stages; the last stage also runs the output head and the loss,
+    # so the slowest stage paces the step and the fill of the other three is a little less
+    ratio = float(small.breakdown_s["pp_bubble"]) / busy
+    assert 0.8 * 3 / 8 < ratio <= 3 / 8
     interleaved = training_step(LLAMA70B, SETUP, layout(vp=5, cp=1, dp=4), H100)
     assert float(interleaved.breakdown_s["pp_bubble"]) < float(big.breakdown_s["pp_bubble"])
 

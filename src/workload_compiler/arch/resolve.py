@@ -29,7 +29,7 @@ _MOE = {"experts": "moe_experts", "top_k": "moe_top_k", "expert_ffn_hidden_size"
 _MLA = {"q_lora_rank": "mla_q_lora_rank", "kv_lora_rank": "mla_kv_lora_rank",
         "qk_nope_head_dim": "mla_qk_nope_head_dim", "qk_rope_head_dim": "mla_qk_rope_head_dim",
         "v_head_dim": "mla_v_head_dim"}
-_SCALARS = (*_CORE, "sliding_window", "sliding_window_layers")
+_SCALARS = (*_CORE, "sliding_window", "sliding_window_layers", "mtp_layers")
 
 # Given params that differ from the resolved architecture's total by more than this are a
 # contradiction in the input, not rounding ("70B" for Llama 2 70B's 68.98B is 1.5% off).

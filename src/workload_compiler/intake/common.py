@@ -58,6 +58,8 @@ class ModelIntake(Strict):
     mla: MlaIntake | None = None
     sliding_window: int | None = Field(default=None, ge=0)
     sliding_window_layers: int | None = Field(default=None, ge=0)
+    mtp_layers: int | None = Field(default=None, ge=0, description="multi-token-prediction modules "
+                                   "(DeepSeek-V3 has 1); 0 trains without them")
     params: Count | None = Field(default=None, description="parameter count, when only that is known")
 
 
@@ -73,6 +75,24 @@ class ParallelismIntake(Strict):
     recompute: RecomputeMode | None = None
     sequence_parallel: bool | None = None
     zero_stage: Literal[0, 1, 2, 3] | None = None
+    # Uneven pipeline stages, as Megatron-Core defines them (perf/stages.py). Unset: the planner
+    # chooses between the even split and the balanced one (embedding and loss as a layer each).
+    first_stage_layers: int | None = Field(
+        default=None, ge=0, description="decoder layers on the first pipeline stage "
+        "(Megatron --decoder-first-pipeline-num-layers); the middle stages share the rest evenly")
+    last_stage_layers: int | None = Field(
+        default=None, ge=0, description="decoder layers on the last pipeline stage "
+        "(Megatron --decoder-last-pipeline-num-layers)")
+    embedding_as_layer: bool | None = Field(
+        default=None, description="count the embedding as a layer in the pipeline split "
+        "(Megatron --account-for-embedding-in-pipeline-split)")
+    loss_as_layer: bool | None = Field(
+        default=None, description="count the loss (output head) as a layer in the pipeline split "
+        "(Megatron --account-for-loss-in-pipeline-split)")
+    pipeline_layout: str | None = Field(
+        default=None, max_length=4096, description="Megatron-Core --pipeline-model-parallel-layout, e.g. "
+        "'Et*3|(tt|)*29,m|L': stages separated by '|' of E embedding, t decoder layer, m MTP, L loss; "
+        "needs pp, and sets vp = stages / pp")
 
 
 class ComputeIntake(Strict):

@@ -11,13 +11,18 @@ from typing import Literal
 from pydantic import Field
 
 from ..units import Bytes, BytesPerSecond, Count, Seconds, Watts
+from .boundary import BoundaryIntake, OperationsIntake
 from .common import Strict
+from .sheet import SheetIntake
 
 
 class FabricIntake(Strict):
     switch: str | None = Field(default=None, description="catalog switch id of the compute fabric")
     oversubscription: float | None = Field(default=None, ge=1)
     su_nodes: int | None = Field(default=None, ge=1, description="nodes per scalable unit")
+    node_scale_out_bandwidth: BytesPerSecond | None = Field(
+        default=None, gt=0, description="scale-out (NIC) bandwidth of one node, per direction, e.g. 50GB/s "
+        "for 400 Gb/s; default: the system's NICs")
 
 
 class StorageIntake(Strict):
@@ -61,3 +66,8 @@ class InfrastructureIntake(Strict):
     reliability: ReliabilityIntake = Field(default_factory=ReliabilityIntake)
     software: SoftwareIntake = Field(default_factory=SoftwareIntake)
     facility: FacilityIntake = Field(default_factory=FacilityIntake)
+    # The engagement around the sizing (issue 9): the workload sheet, the operating boundary and
+    # boundary register, and the operations inputs. engagement/ reads them; no layer does.
+    sheet: SheetIntake = Field(default_factory=SheetIntake)
+    boundary: BoundaryIntake = Field(default_factory=BoundaryIntake)
+    operations: OperationsIntake = Field(default_factory=OperationsIntake)

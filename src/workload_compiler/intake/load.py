@@ -20,6 +20,7 @@ _KINDS: dict[str, tuple[str, str]] = {
     "training": ("training", "TrainingWorkload"),
     "inference": ("inference", "InferenceWorkload"),
     "hpc": ("hpc", "HpcWorkload"),
+    "generic": ("generic", "GenericWorkload"),
 }
 
 
@@ -54,7 +55,7 @@ def parse_workload(data: Any, *, base_dir: Path | None = None) -> BaseModel:
     if not isinstance(data, dict):
         raise InputError("(intake)", type(data).__name__, "a mapping with a 'kind' key")
     if "kind" not in data:
-        raise InputError("kind", None, "required: training, inference or hpc")
+        raise InputError("kind", None, "required: training, inference, hpc or generic")
     model = workload_model(str(data["kind"]))
     workload = model.model_validate(data)
     _anchor_paths(workload, base_dir)

@@ -10,7 +10,7 @@ from ..units import Count, Seconds
 from .common import ComputeIntake, ModelIntake, Strict
 from .infrastructure import InfrastructureIntake
 
-TrainingPrecision = Literal["bf16", "fp16", "fp8", "mxfp8", "nvfp4"]
+TrainingPrecision = Literal["bf16", "fp16", "fp8", "fp8_blockwise", "mxfp8", "nvfp4"]
 
 
 class TrainingRun(Strict):
@@ -19,6 +19,15 @@ class TrainingRun(Strict):
     global_batch_size: int | None = Field(default=None, gt=0, description="sequences per step")
     precision: TrainingPrecision | None = None
     optimizer: Literal["adam"] | None = None
+    moe_capacity_factor: float | None = Field(
+        default=None, gt=0, le=64, description="MoE expert capacity factor (token dropping); unset: dropless")
+    moe_load_imbalance: float | None = Field(
+        default=None, ge=1, le=64, description="tokens on the busiest expert rank over the mean (1.0: balanced, "
+        "as benchmark tables force it); your router's measured value for real routing")
+    attention_kernel: Literal["flash", "unfused"] | None = Field(
+        default=None, description="flash: a fused attention kernel (FlashAttention, cuDNN, SDPA) that never "
+        "stores the s x s scores; unfused: softmax and dropout over the scores through HBM (Megatron-LM "
+        "before 2023)")
 
 
 class TargetIntake(Strict):

@@ -7,6 +7,7 @@ take a `Layout` and return arrays of the broadcast shape, so both callers run th
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -20,6 +21,13 @@ FloatArray = npt.NDArray[np.float64]
 # per-op selective checkpointing as torchtitan configures it (every second matmul recomputed).
 RECOMPUTE_CODES: dict[str, int] = {"none": 0, "selective": 1, "full": 2, "op_selective": 3}
 RECOMPUTE_NAMES: dict[int, str] = {v: k for k, v in RECOMPUTE_CODES.items()}
+STAGE_FIELDS = ("first_layers", "mid_layers", "last_layers", "mid_mtp")
+# Training precisions -> the tensor-core peak their GEMMs run at. fp8 is per-tensor scaling (delayed
+# or current); fp8_blockwise is DeepSeek-V3's 1x128 activation / 128x128 weight blocks
+# (arXiv:2412.19437 §3.3.2; Megatron-Core --fp8-recipe blockwise); mxfp8 the OCP MX format (32-element
+# blocks, E8M0 scales) Blackwell runs natively; nvfp4 NVIDIA's 4-bit format (16-element blocks).
+PEAK_CLASS: dict[str, str] = {"bf16": "bf16", "fp16": "bf16", "fp8": "fp8", "fp8_blockwise": "fp8",
+                              "mxfp8": "fp8", "nvfp4": "fp4"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,13 +51,23 @@ class Layout:
     recompute: IntArray
     sp: npt.NDArray[np.bool_]
     zero: IntArray
+    # Decoder layers on pipeline rank 0, on the busiest middle rank and on the last rank
+    # (perf/stages.py); first_layers = -1: the even split, ceil(L / (pp vp)) per model chunk.
+    first_layers: IntArray = dataclasses.field(default_factory=lambda: np.asarray(-1))
+    mid_layers: IntArray = dataclasses.field(default_factory=lambda: np.asarray(-1))
+    last_layers: IntArray = dataclasses.field(default_factory=lambda: np.asarray(-1))
+    mid_mtp: IntArray = dataclasses.field(default_factory=lambda: np.asarray(0))  # MTP modules on a middle rank
 
     @classmethod
     def of(cls, **values: Any) -> Layout:
-        """Build from scalars or sequences; every field must be given."""
+        """Build from scalars or sequences; every field must be given except the stage split
+        (first_layers, mid_layers, last_layers, mid_mtp: the even split by default)."""
         arrays: dict[str, Any] = {}
         for f in fields(cls):
-            v = values[f.name]
+            if f.name not in values and f.name in STAGE_FIELDS:
+                v = -1 if f.name != "mid_mtp" else 0
+            else:
+                v = values[f.name]
             arrays[f.name] = np.asarray(v, dtype=np.bool_ if f.name == "sp" else np.int64)
         return cls(**arrays)
 
@@ -77,6 +95,11 @@ class TrainingSetup:
     # Fused (FlashAttention-style) attention core. False = the pre-2022 unfused path: QK^T and AV as
     # batched GEMMs plus a memory-bound softmax/dropout over the s x s scores (Megatron-LM 2021-22).
     flash_attention: bool = True
+    # MoE routing: dropless (Megatron-Core's default: token counts go to the host every layer to size
+    # the grouped GEMMs) or a capacity factor (fixed shapes); the load of the busiest expert rank
+    # over the mean (1.0 = the force-balanced routing of benchmark tables).
+    moe_dropless: bool = True
+    moe_load_imbalance: float = 1.0
 
 
 @dataclass(frozen=True, kw_only=True)

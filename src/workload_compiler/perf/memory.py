@@ -56,6 +56,7 @@ from ..errors import InputError
 from . import fitted_memory
 from .activations import LAYOUT_POLICIES, ActivationCoefficients, layer_activations
 from .layout import FloatArray, IntArray, Layout, TrainingSetup
+from .stages import resolve_stages
 
 MEMORY_TERMS = ("weights", "gradients", "optimizer", "activations", "runtime")
 
@@ -90,6 +91,8 @@ STATE_BYTES: dict[str, StateBytes] = {
     "bf16": StateBytes(weights=2, gradients=4, optimizer=12),
     "fp16": StateBytes(weights=2, gradients=2, optimizer=16),
     "fp8": StateBytes(weights=2, gradients=4, optimizer=12, lowp_weight_cache=2),
+    # 128x128 weight blocks: one fp32 scale per 16,384 weights
+    "fp8_blockwise": StateBytes(weights=2, gradients=4, optimizer=12, lowp_weight_cache=2 * (1 + 4 / 16384)),
     "mxfp8": StateBytes(weights=2, gradients=4, optimizer=12, lowp_weight_cache=2 * (1 + 1 / 32)),
     "nvfp4": StateBytes(weights=2, gradients=4, optimizer=12, lowp_weight_cache=2 * (0.5 + 1 / 16)),
 }
@@ -135,12 +138,6 @@ def _validate(setup: TrainingSetup, layout: Layout) -> None:
         raise InputError("global_batch_size", setup.global_batch_size, "an integer >= 1")
 
 
-def _moe_before(n: FloatArray, a: ModelArch) -> FloatArray:
-    """MoE layers among the first n layers (pattern: dense first, then every interval-th)."""
-    k = np.ceil((n - a.moe_dense_layers) / a.moe_layer_interval)
-    return np.clip(k, 0.0, float(a.moe_layers))
-
-
 Table = tuple[FloatArray, FloatArray, FloatArray]
 # Activation policy of each Layout.recompute code, in code order (the rows of a `_code_table`).
 _CODE_POLICIES = tuple(LAYOUT_POLICIES[code] for code in sorted(LAYOUT_POLICIES))
@@ -165,8 +162,10 @@ def _bytes_per_token(tab: Table, code: IntArray, inv_sp: FloatArray, inv_tp: Flo
 
 def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
               detail: bool) -> dict[str, FloatArray]:
-    """The whole model on arrays of the layout's broadcast shape. Branches are float masks and
-    arithmetic, not np.where: the planner calls this on 1e6 layouts at a time."""
+    """The whole model on arrays of the layout's broadcast shape, for the three representative
+    pipeline ranks of perf/stages.py (first, busiest middle, last); the GPU reported is the most
+    loaded of those that exist. Branches are float masks and arithmetic, not np.where: the planner
+    calls this on 1e6 layouts at a time."""
     _validate(setup, layout)
     sb = state_bytes(setup.precision)
     c = param_counts(arch)
@@ -174,131 +173,127 @@ def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
     tp, pp, dp, cp = (layout.tp.astype(f8), layout.pp.astype(f8), layout.dp.astype(f8), layout.cp.astype(f8))
     vp, mbs = layout.vp.astype(f8), layout.mbs.astype(f8)
     zero, code = layout.zero, layout.recompute
-    L, h, moe = float(arch.layers), float(arch.hidden_size), arch.is_moe
+    h, moe = float(arch.hidden_size), arch.is_moe
     inv_tp = 1.0 / tp
-    single = (pp == 1.0).astype(f8)           # the first stage is also the last
+    single = (pp == 1.0).astype(f8)           # the first rank is also the last
+    micro = np.maximum(np.ceil(setup.global_batch_size / (dp * mbs)), 1.0)
+    st = resolve_stages(arch, layout, micro)
+    n_first, n_mid, n_last = st.layers
 
-    # ---- parameters per GPU on the first and last stage (vp chunks of ceil(L / (pp * vp)) layers):
-    # non-expert / tp: layers, the embedding (+ the head when pp == 1) on the first stage; the
-    # head (or the tied copy), the final norm and MTP on the last. Routed experts / (ep * etp).
-    lc = np.ceil(L / (pp * vp))
-    n_stage = vp * lc
+    # ---- parameters per GPU on each rank: non-expert / tp (its layers, the embedding on the
+    # first rank, the head (or the tied copy) and the final norm on the last, the dense part of
+    # the MTP modules where they sit); routed experts / (ep * etp).
     dense_layer = c.attention_per_layer + c.dense_mlp_per_layer + 2 * h
     untied_head = c.embedding * float(c.output_head > 0)
     mtp_expert = arch.mtp_layers * c.moe_routed_per_layer if moe else 0.0
-    mtp_dense = c.mtp - mtp_expert
-    moe_first: FloatArray | float = 0.0
-    moe_last: FloatArray | float = 0.0
+    mtp_dense_per = (c.mtp - mtp_expert) / max(arch.mtp_layers, 1)
+    mtp_expert_per = mtp_expert / max(arch.mtp_layers, 1)
     moe_layer = c.attention_per_layer + c.moe_shared_per_layer + c.router_per_layer + 2 * h
-    etp: FloatArray | None = None
-    if moe:
-        ep_etp = (layout.ep * layout.etp).astype(f8)
-        inv_ee, etp = 1.0 / ep_etp, layout.etp.astype(f8)
-        other = (vp - 1.0) * lc * (arch.moe_layers / L)      # interleaved: later chunks at the mean
-        moe_first = np.minimum(_moe_before(lc, arch) + other, n_stage)
-        moe_last = np.minimum(arch.moe_layers - _moe_before(np.maximum(L - lc, 0.0), arch) + other, n_stage)
-        body_first = n_stage * dense_layer + moe_first * (moe_layer - dense_layer)
-        body_last = n_stage * dense_layer + moe_last * (moe_layer - dense_layer)
-        ex_first = (moe_first * c.moe_routed_per_layer + single * mtp_expert) * inv_ee
-        ex_last = (moe_last * c.moe_routed_per_layer + mtp_expert) * inv_ee
-    else:
-        body_first = body_last = n_stage * dense_layer
-    ne_first = (body_first + c.embedding + single * (untied_head + mtp_dense + h)) * inv_tp
-    ne_last = (body_last + single * untied_head + (c.embedding + mtp_dense + h)) * inv_tp
+    head = single * untied_head + (1.0 - single) * c.embedding    # on the rank holding the head
+    has_emb = (1.0, 0.0, 0.0)
+    has_head = (single, 0.0 * single, 1.0 - single)
+    ep_etp = (layout.ep * layout.etp).astype(f8)
+    inv_ee = 1.0 / ep_etp
+    etp: FloatArray | None = layout.etp.astype(f8) if moe else None
+    ranks = []
+    for k in range(3):
+        n, mtp, moe_n = st.layers[k], st.mtp[k], st.moe_layers[k]
+        body = n * dense_layer + moe_n * (moe_layer - dense_layer)
+        ne = (body + has_emb[k] * c.embedding + has_head[k] * (head + h) + mtp * mtp_dense_per) * inv_tp
+        ex = (moe_n * c.moe_routed_per_layer + mtp * mtp_expert_per) * inv_ee if moe else 0.0 * n
+        ranks.append((n, moe_n, ne, ex))
 
     # ---- model states under ZeRO: dense over dp * cp, experts over tp * cp * dp / (ep * etp)
     # Transients: at ZeRO >= 2 one layer's gradient before its reduce-scatter; at ZeRO-3 two
     # layers' weights gathered (current + prefetch), or with pp > 1 the whole stage's weights and
     # gradients unsharded between micro-batches. Only where there is more than one rank to shard over.
     fw, fg, fo = held_bytes_per_param(zero, dp * cp, sb)
-    w_first, g_first, o_first = fw * ne_first, fg * ne_first, fo * ne_first
-    w_last, g_last, o_last = fw * ne_last, fg * ne_last, fo * ne_last
     multi = 1.0 - single
     sharded = (dp * cp > 1.0).astype(f8)
     z3, z2 = _SHARD_W[zero] * sharded, _SHARD_G[zero] * sharded
     layer = max(dense_layer, moe_layer if moe else 0.0) * inv_tp
-    w_first = w_first + z3 * sb.weights * (ne_first + single * (2.0 * layer - ne_first))
-    w_last = w_last + z3 * sb.weights * (ne_last + single * (2.0 * layer - ne_last))
-    g_first = g_first + sb.gradients * (z2 * layer + z3 * multi * (ne_first - layer))
-    g_last = g_last + sb.gradients * (z2 * layer + z3 * multi * (ne_last - layer))
-    p_first, p_last = ne_first, ne_last
     if moe:
         edp = tp * cp * dp / ep_etp
         ew, eg, eo = held_bytes_per_param(zero, np.maximum(edp, 1.0), sb)
-        w_first, g_first, o_first = w_first + ew * ex_first, g_first + eg * ex_first, o_first + eo * ex_first
-        w_last, g_last, o_last = w_last + ew * ex_last, g_last + eg * ex_last, o_last + eo * ex_last
-        p_first, p_last = ne_first + ex_first, ne_last + ex_last
         e_sharded = (edp > 1.0).astype(f8)
         e3, e2 = _SHARD_W[zero] * e_sharded, _SHARD_G[zero] * e_sharded
         e_layer = c.moe_routed_per_layer * inv_ee
-        w_first = w_first + e3 * sb.weights * (ex_first + single * (2.0 * e_layer - ex_first))
-        w_last = w_last + e3 * sb.weights * (ex_last + single * (2.0 * e_layer - ex_last))
-        g_first = g_first + sb.gradients * (e2 * e_layer + e3 * multi * (ex_first - e_layer))
-        g_last = g_last + sb.gradients * (e2 * e_layer + e3 * multi * (ex_last - e_layer))
-    if sb.lowp_weight_cache:     # FP8/FP4 copies of the GEMM weights (none with ZeRO-3)
-        keep = sb.lowp_weight_cache * (1.0 - z3)     # dense z3 stands for both
-        not_gemm = (n_stage * (2 * h + (c.router_per_layer if moe else 0.0)) + c.embedding
-                    + single * untied_head) * inv_tp
-        w_first = w_first + keep * (p_first - not_gemm - single * h * inv_tp)
-        w_last = w_last + keep * (p_last - not_gemm - h * inv_tp)
 
     # ---- activations: layers in flight, one layer's backward working set, the loss peak
     seq = setup.seq_len
     tokens = mbs * (seq / cp)
     inv_sp = inv_tp + (~layout.sp) * (1.0 - inv_tp)        # 1/t with sequence parallel, else 1
-    micro = np.maximum(np.ceil(setup.global_batch_size / (dp * mbs)), 1.0)
-    il = (vp > 1.0).astype(f8)
-    chunks_first = np.minimum(pp + il * (pp * vp - 1.0), micro * vp)    # pp*vp + pp - 1 when vp > 1
-    chunks_last = np.minimum(1.0 + il * (vp - 1.0) * pp, micro * vp)
-    kinds: list[tuple[bool, FloatArray | float, FloatArray | float]] = [
-        (False, n_stage - moe_first, n_stage - moe_last)]
-    if moe:
-        kinds.append((True, moe_first, moe_last))
-    stored_first: FloatArray | float = 0.0
-    stored_last: FloatArray | float = 0.0
+    kind_tabs = []
     work: FloatArray | float = 0.0
-    for is_moe, n_f, n_l in kinds:   # at most two layer kinds, not a loop over layouts
+    for is_moe in ((False, True) if moe else (False,)):   # at most two layer kinds, not a loop over layouts
         la = layer_activations(arch, moe_layer=is_moe)
         store_tab = _code_table([la.stored[p] for p in _CODE_POLICIES], arch, seq)
         work_tab = _code_table([la.recomputed[p] + la.gradients for p in _CODE_POLICIES], arch, seq)
         e = etp * inv_tp if is_moe and etp is not None else None
-        per_layer = _bytes_per_token(store_tab, code, inv_sp, inv_tp, e)
-        stored_first = stored_first + n_f * per_layer
-        stored_last = stored_last + (n_l + (arch.mtp_layers if is_moe == moe else 0)) * per_layer
+        kind_tabs.append(_bytes_per_token(store_tab, code, inv_sp, inv_tp, e))
         work = np.maximum(work, _bytes_per_token(work_tab, code, inv_sp, inv_tp, e))
-    inv_vp = 1.0 / vp
-    stored_first = tokens * stored_first * (chunks_first * inv_vp)
-    stored_last = tokens * (stored_last * (chunks_last * inv_vp) + (4.0 * h) * inv_sp)  # final norm, head in
     work = tokens * work
     vocab_parallel = LOSS_BYTES_PER_LOGIT_VOCAB_PARALLEL - LOSS_BYTES_PER_LOGIT
     loss = (LOSS_BYTES_PER_LOGIT + (tp > 1.0) * vocab_parallel) * tokens * (arch.vocab_size * inv_tp)
     loss_over = np.maximum(loss - work, 0.0)     # the loss peak and the working set do not overlap
-    act_first = stored_first + work + single * loss_over
-    act_last = stored_last + work + loss_over
+    inv_vp = 1.0 / vp
 
-    modeled_first = w_first + g_first + o_first + act_first
-    modeled_last = w_last + g_last + o_last + act_last
+    parts: list[dict[str, FloatArray]] = []
+    for k in range(3):
+        n, moe_n, ne, ex = ranks[k]
+        w, g, o = fw * ne, fg * ne, fo * ne
+        w = w + z3 * sb.weights * (ne + single * (2.0 * layer - ne))
+        g = g + sb.gradients * (z2 * layer + z3 * multi * (ne - layer))
+        params = ne
+        if moe:
+            w, g, o = w + ew * ex, g + eg * ex, o + eo * ex
+            params = ne + ex
+            w = w + e3 * sb.weights * (ex + single * (2.0 * e_layer - ex))
+            g = g + sb.gradients * (e2 * e_layer + e3 * multi * (ex - e_layer))
+        if sb.lowp_weight_cache:     # FP8/FP4 copies of the GEMM weights (none with ZeRO-3)
+            keep = sb.lowp_weight_cache * (1.0 - z3)     # dense z3 stands for both
+            not_gemm = (n * 2 * h + moe_n * (c.router_per_layer if moe else 0.0) + has_emb[k] * c.embedding
+                        + has_head[k] * single * untied_head) * inv_tp
+            w = w + keep * (params - not_gemm - has_head[k] * h * inv_tp)
+        mtp_layers = st.mtp[k]
+        per_layer = (n - moe_n) * kind_tabs[0] + (moe_n + mtp_layers) * kind_tabs[-1]   # MTP: the last kind
+        stored = tokens * per_layer * (st.in_flight[k] * inv_vp)
+        head_in = tokens * (4.0 * h) * inv_sp          # the final norm's and the head's inputs
+        act = stored + has_head[k] * (head_in + loss_over) + work
+        parts.append({"weights": w, "gradients": g, "optimizer": o, "activations": act,
+                      "modeled": w + g + o + act, "params": params, "stored": stored})
+
     fix, frac = fitted_memory.RUNTIME_FIXED_BYTES, fitted_memory.RUNTIME_FRACTION
-    modeled = np.maximum(modeled_first, modeled_last)
-    last = (modeled_last > modeled_first).astype(f8)
+    # absent ranks (no middle below pp 3, no separate last at pp 1) never bind
+    modeled_k = [parts[k]["modeled"] * st.present[k] - (1.0 - st.present[k]) for k in range(3)]
+    modeled = np.maximum(np.maximum(modeled_k[0], modeled_k[1]), modeled_k[2])
+    is_mid = (modeled_k[1] > modeled_k[0]) & (modeled_k[1] >= modeled_k[2])
+    is_last = (modeled_k[2] > modeled_k[0]) & ~is_mid
+    sel = (1.0 - is_mid - is_last, is_mid.astype(f8), is_last.astype(f8))
 
-    def pick(first: FloatArray, second: FloatArray) -> FloatArray:
-        chosen: FloatArray = first + last * (second - first)
-        return chosen
+    def pick(term: str) -> FloatArray:
+        return np.asarray(sel[0] * parts[0][term] + sel[1] * parts[1][term] + sel[2] * parts[2][term])
 
     out = {
-        "weights": pick(w_first, w_last), "gradients": pick(g_first, g_last),
-        "optimizer": pick(o_first, o_last), "activations": pick(act_first, act_last),
+        "weights": pick("weights"), "gradients": pick("gradients"),
+        "optimizer": pick("optimizer"), "activations": pick("activations"),
         "runtime": fix + frac * modeled, "total": fix + (1.0 + frac) * modeled,
     }
     if detail:
         out |= {
-            "first_stage_total": fix + (1.0 + frac) * modeled_first,
-            "last_stage_total": fix + (1.0 + frac) * modeled_last, "binding_stage_is_last": last,
-            "weights_first": w_first, "weights_last": w_last, "params_first": p_first, "params_last": p_last,
-            "activations_stored_first": stored_first, "activations_stored_last": stored_last,
+            "first_stage_total": fix + (1.0 + frac) * parts[0]["modeled"],
+            "middle_stage_total": (fix + (1.0 + frac) * parts[1]["modeled"]) * st.present[1],
+            "last_stage_total": fix + (1.0 + frac) * np.where(pp > 1, parts[2]["modeled"], parts[0]["modeled"]),
+            "binding_stage": sel[1] + 2.0 * sel[2], "binding_stage_is_last": sel[2],
+            "weights_first": parts[0]["weights"],
+            "weights_last": np.where(pp > 1, parts[2]["weights"], parts[0]["weights"]),
+            "params_first": parts[0]["params"],
+            "params_last": np.where(pp > 1, parts[2]["params"], parts[0]["params"]),
+            "activations_stored_first": parts[0]["stored"],
+            "activations_stored_last": np.where(pp > 1, parts[2]["stored"], parts[0]["stored"]),
             "activations_working_set": work, "loss_peak": loss,
-            "microbatches": micro, "chunks_in_flight_first": chunks_first,
+            "microbatches": micro, "chunks_in_flight_first": st.in_flight[0],
+            "layers_first": n_first, "layers_middle": n_mid, "layers_last": n_last,
         }
     shape = layout.shape
     return {k: np.broadcast_to(np.asarray(v, dtype=f8), shape) for k, v in out.items()}

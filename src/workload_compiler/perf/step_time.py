@@ -31,10 +31,12 @@ from ..errors import InputError
 from . import collectives as coll
 from .efficiency import gemm_time_s, memory_bound_s
 from .fitted import FITTED, TrainingConstants
-from .layout import FloatArray, Hardware, Layout, TrainingSetup
+from .layout import PEAK_CLASS, FloatArray, Hardware, Layout, TrainingSetup
+from .stages import resolve_stages
 
 STEP_TERMS = ("compute", "memory_bound", "tp_comm", "cp_comm_exposed", "ep_comm",
               "pp_bubble", "pp_p2p", "dp_comm_exposed", "optimizer")
+MB_TERMS = STEP_TERMS[:5]        # the terms of one micro-batch on one stage
 
 GRAD_REDUCE_BYTES = 4.0      # fp32 gradient reduction (Megatron bf16 default; torchtitan reduce fp32)
 PARAM_GATHER_BYTES = 2.0     # bf16 parameter all-gather (distributed optimizer, FSDP)
@@ -94,11 +96,12 @@ def op_sac_recompute_fraction(a: ModelArch) -> float:
 def gemm_precision(setup: TrainingSetup, hw: Hardware) -> tuple[float, float]:
     """(dense peak FLOP/s, bytes per element) of the GEMMs at the training precision."""
     p = setup.precision
-    if p in ("bf16", "fp16"):
+    cls = PEAK_CLASS.get(p)
+    if cls is None:
+        raise InputError("precision", p, f"one of {', '.join(PEAK_CLASS)}")
+    if cls == "bf16":
         return hw.peak_flops_bf16, 2.0
-    if p not in ("fp8", "mxfp8", "nvfp4"):
-        raise InputError("precision", p, "one of bf16, fp16, fp8, mxfp8, nvfp4")
-    peak = hw.peak_flops_fp4 if p == "nvfp4" else hw.peak_flops_fp8
+    peak = hw.peak_flops_fp4 if cls == "fp4" else hw.peak_flops_fp8
     if peak is None:
         raise InputError("precision", p, f"{hw.accelerator_id} publishes no dense {p.upper()} peak "
                          f"(no {p.upper()} tensor cores in the catalog); use bf16")
@@ -129,15 +132,19 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
 
     # Forward GEMM time of one layer, one micro-batch, one GPU.
     attn = gemm(2 * tok * h * s.qkv_out / tp) + gemm(2 * tok * s.o_in * h / tp)
-    dense_mlp = mlp(tok, a.ffn_hidden_size, tp)
-    routed = tok / tp * a.moe_top_k                       # token copies per GPU after dispatch (SP)
+    dense_mlp = mlp(tok, a.ffn_hidden_size, tp) if a.dense_mlp_layers else 0.0 * tok
+    # token copies per GPU after dispatch (SP), on the busiest expert rank
+    routed = tok / tp * a.moe_top_k * setup.moe_load_imbalance
     moe_mlp = 0.0 * tok
-    if a.is_moe:  # all local experts as one grouped GEMM per projection; router; shared experts
+    if a.is_moe:
+        # The local experts' GEMMs run one per expert (Transformer Engine GroupedLinear: one GEMM per
+        # expert), each with its share of the routed tokens and its own fixed cost. With expert TP a
+        # GPU holds 1/etp of each of its experts and sees the tokens of its whole ETP group: etp x
+        # the rows, 1/etp of the width. Then the router and the shared experts.
+        local = np.maximum(a.moe_experts / ep, 1.0)
         shared_ffn = a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size
-        moe_mlp = (mlp(routed, a.moe_ffn_hidden_size, 1.0 + 0 * tok) + gemm(2 * tok / tp * h * a.moe_experts)
-                   + a.moe_shared_experts * mlp(tok, shared_ffn, tp))
-    dense_frac = a.dense_mlp_layers / a.layers
-    layer_gemm = attn + dense_frac * dense_mlp + (1 - dense_frac) * moe_mlp
+        moe_mlp = (local * mlp(routed * etp / local, a.moe_ffn_hidden_size, etp)
+                   + gemm(2 * tok / tp * h * a.moe_experts) + a.moe_shared_experts * mlp(tok, shared_ffn, tp))
     head = gemm(2 * tok * h * a.vocab_size / tp)
     if setup.flash_attention:
         core_flops = attention_flops_per_token(a, setup.seq_len, causal=True) / a.layers * tok / tp
@@ -153,44 +160,67 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     h_act = np.where(layout.sp, h / tp, h)                # norms/residuals: split only by SP
     elems = 10 * h_act + 2 * s.qkv_out / tp               # 2 norms, 2 residual adds, rotary on q/k
     dense_el = elems + (s.up + 1) * a.ffn_hidden_size / tp
-    moe_el = elems + a.moe_top_k / tp * ((s.up + 1) * a.moe_ffn_hidden_size + 4 * h)  # + (un)permute
+    moe_el = elems + a.moe_top_k * setup.moe_load_imbalance / tp * ((s.up + 1) * a.moe_ffn_hidden_size + 4 * h)
     # FP8: each GEMM input is cast and transposed for the backward: read 2 B, write 2 x 1 B.
     cast = 4.0 * (2 * h_act + s.o_in / tp + a.ffn_hidden_size / tp) * (bytes_el < 2)
-    elements = dense_frac * dense_el + (1 - dense_frac) * moe_el
-    layer_bytes = k.elementwise_mult * tok * (2.0 * elements + cast)
     loss_bytes = k.elementwise_mult * tok * a.vocab_size / tp * 12.0   # fp32 logits, fwd + bwd
 
-    # One stage: L/pp layers; head and loss spread over the stages as balanced recipes do
-    # (Llama 3 paper §3.3.2: fewer layers on the first/last stage; NeMo account_for_*_in_split).
-    # The slowest stage sets the pace: ceil(L / pp) layers when pp does not divide L (Megatron's
-    # uneven first/last stages, e.g. DeepSeek-V3's 61 layers).
-    layers = np.ceil(a.layers / pp)
     # op_selective (per-op checkpointing, perf/activations.py op_sac): every second matmul and the
     # elementwise ops of the forward run again in backward.
     passes = 3.0 + full + sac * op_sac_recompute_fraction(a)
-    compute_mb = passes * layers * layer_gemm + 3.0 * head / pp + core_passes * layers * core
-    memory_mb = memory_bound_s((3.0 + full + sac) * layers * layer_bytes + layers * scores + loss_bytes / pp,
-                               hw.hbm_bandwidth_bytes_per_s)
+    bw_passes = 3.0 + full + sac
     # TP: per layer 2 all-reduces forward, 2 backward, +2 under full recompute (with SP each is a
     # reduce-scatter + all-gather of the same bytes); a fitted share stays exposed.
-    tp_mb = k.tp_exposed * layers * (4.0 + 2.0 * full) * coll.group_all_reduce_s(tok * h * 2.0, tp, 1, hw)
+    tp_layer = k.tp_exposed * (4.0 + 2.0 * full) * coll.group_all_reduce_s(tok * h * 2.0, tp, 1, hw)
     # CP ring: cp-1 hops of this rank's K/V per layer (forward; backward passes K/V and dK/dV),
     # hidden behind the attention core except for contention.
     bw, lat = coll.link_bw_latency(tp * cp, hw)
     kv = tok * s.kv_dim / np.minimum(tp, s.kv_split) * 2.0
     hop = (cp - 1.0) * coll.p2p_s(kv, bw, lat) * (cp > 1)
-    cp_mb = layers * ((1.0 + full) * _exposed(hop, core, k) + _exposed(2 * hop, 2.5 * core, k))
+    cp_layer = (1.0 + full) * _exposed(hop, core, k) + _exposed(2 * hop, 2.5 * core, k)
     # EP: dispatch + combine all-to-all, forward and backward (+ forward again under full recompute).
-    a2a = coll.group_all_to_all_s(routed * h * 2.0, ep, etp, hw)
-    ep_mb = (1 - dense_frac) * layers * (4.0 + 2.0 * full) * a2a
+    ep_layer = (4.0 + 2.0 * full) * coll.group_all_to_all_s(routed * h * 2.0, ep, etp, hw)
 
-    t_mb = compute_mb + memory_mb + tp_mb + cp_mb + ep_mb
+    def layer_terms(mlp_time: FloatArray, elements: FloatArray, is_moe: bool) -> dict[str, FloatArray]:
+        """One decoder layer, one micro-batch, forward and backward, by step term."""
+        moved = k.elementwise_mult * tok * (2.0 * elements + cast)
+        return {"compute": passes * (attn + mlp_time) + core_passes * core,
+                "memory_bound": memory_bound_s(bw_passes * moved + scores, hw.hbm_bandwidth_bytes_per_s),
+                "tp_comm": tp_layer, "cp_comm_exposed": cp_layer,
+                "ep_comm": ep_layer if is_moe else 0.0 * tok}
+
+    dense_t = layer_terms(dense_mlp, dense_el, False)
+    moe_t = layer_terms(moe_mlp, moe_el, True) if a.is_moe else dense_t
+    if a.is_moe and setup.moe_dropless:     # the per-layer host sync of dropless routing, each pass
+        moe_t["compute"] = moe_t["compute"] + (2.0 + full) * k.moe_dropless_sync_s
+    head_t = {"compute": 3.0 * head, "memory_bound": memory_bound_s(loss_bytes, hw.hbm_bandwidth_bytes_per_s)}
+    mtp_t = {n: moe_t[n] + head_t.get(n, 0.0) for n in MB_TERMS}     # an MTP module: a layer and a head
+
+    # Each representative rank (perf/stages.py): its decoder layers by kind, the head and loss on
+    # the last (the first when pp = 1), the MTP modules where they sit.
+    st = resolve_stages(a, layout, micro)
+    single = np.asarray(pp == 1.0, dtype=f64)
+    has_head = (single, 0.0 * single, 1.0 - single)
+    rank_terms = []
+    for r in range(3):
+        n, n_moe, mtp = st.layers[r], st.moe_layers[r], st.mtp[r]
+        rank_terms.append({t: (n - n_moe) * dense_t[t] + n_moe * moe_t[t] + has_head[r] * head_t.get(t, 0.0)
+                           + mtp * mtp_t[t] for t in MB_TERMS})
+    rank_t = [sum(terms.values()) * st.present[r] for r, terms in enumerate(rank_terms)]
+    # 1F1B with unequal stages: the first micro-batch crosses every stage, the others are paced by
+    # the slowest (step = m t_max + sum_r t_r - t_max); interleaving divides that fill by vp.
+    slowest = np.maximum(np.maximum(rank_t[0], rank_t[1]), rank_t[2])
+    is_mid = (rank_t[1] > rank_t[0]) & (rank_t[1] >= rank_t[2])
+    is_last = (rank_t[2] > rank_t[0]) & ~is_mid
+    sel = (1.0 - is_mid - is_last, np.asarray(is_mid, dtype=f64), np.asarray(is_last, dtype=f64))
+    t_sum = rank_t[0] + np.maximum(pp - 2.0, 0.0) * rank_t[1] + rank_t[2]
+    bubble = (t_sum - slowest) / vp
+
     bw, lat = coll.link_bw_latency(2 * tp * cp * dp, hw)  # stage neighbours are tp*cp*dp ranks apart
     p2p = np.where(pp > 1, 2.0 * vp * micro * coll.p2p_s(tok * h * 2.0 / tp, bw, lat), 0.0)
-    dp_exposed, optimizer = _data_parallel(a, layout, hw, t_mb, micro, full, k)
-    terms = {"compute": micro * compute_mb, "memory_bound": micro * memory_mb, "tp_comm": micro * tp_mb,
-             "cp_comm_exposed": micro * cp_mb, "ep_comm": micro * ep_mb, "pp_bubble": (pp - 1.0) / vp * t_mb,
-             "pp_p2p": p2p, "dp_comm_exposed": dp_exposed, "optimizer": optimizer}
+    dp_exposed, optimizer = _data_parallel(a, layout, hw, slowest, micro, full, k)
+    terms = {t: micro * sum(sel[r] * rank_terms[r][t] for r in range(3)) for t in MB_TERMS}
+    terms |= {"pp_bubble": bubble, "pp_p2p": p2p, "dp_comm_exposed": dp_exposed, "optimizer": optimizer}
     shape = layout.shape     # a property over every field: once, not once per term
     breakdown = {n: np.broadcast_to(np.asarray(terms[n], dtype=f64), shape) for n in STEP_TERMS}
     step = np.asarray(sum(breakdown.values()), dtype=f64)

@@ -2,7 +2,8 @@
 
 The space is the cartesian product of
   (tp, pp, cp, dp) with tp * pp * cp * dp = gpus      every ordered factorization into divisors
-  vp   divisors of the layer count                      virtual pipeline stages per rank
+  vp   divisors of the layers, and 1 .. 8               virtual pipeline stages per rank (see below)
+  split {even, balanced} or the pinned split         how the layers spread over the pipeline ranks
   mbs  powers of two up to the global batch             micro-batch size
   recompute {none, selective, full, op_selective},  zero {0, 1, 2, 3}
   ep   divisors of the expert count (MoE; 1 dense),  etp  powers of two up to the scale-up domain (MoE)
@@ -14,10 +15,13 @@ first rule it breaks, so the counts and the survivors add up to the size of the 
 Choices (Megatron-Core's, where it has one):
 - TP must divide the attention heads, the KV heads (no KV-head replication: Megatron's
   `divide(num_query_groups, tp)`) and the MLP width, and stay inside one scale-up domain.
-- pp * vp must divide the layers, at vp = 1 too, so PP divides them evenly (the memory and step
-  models would take uneven stages, charging the largest, ceil(layers / pp), but the search does
-  not enumerate them); with vp > 1 the number of micro-batches must be a multiple of pp (the
-  interleaved 1F1B schedule's requirement).
+- Pipeline splits (perf/stages.py): `even` needs pp x vp to divide the layers (Megatron-Core's
+  default); `balanced` counts the embedding and the loss as one layer each and spreads the
+  L + 2 slots over the ranks, which a Megatron-Core layout string expresses for any pp and vp
+  (it needs pp > 1, which would otherwise repeat `even`, and at least one slot per model chunk);
+  a pinned split (first/last stage layers, embedding/loss as layers, a layout string) follows
+  Megatron-Core's own assertions (planner/stage_pins.py). With vp > 1 the number of
+  micro-batches must be a multiple of pp (the interleaved 1F1B schedule's requirement).
 - CP > 1 needs seq_len % (2 cp) == 0 (load-balanced causal chunks); sequence parallelism (on
   whenever tp > 1 unless pinned off) needs the CP-local sequence divisible by tp.
 - ZeRO > 0 with dp = 1 shards over one rank: the same layout as ZeRO 0, so it is left out.
@@ -37,10 +41,18 @@ import numpy.typing as npt
 from ..arch.model import ModelArch
 from ..intake.common import ParallelismIntake
 from ..perf.layout import RECOMPUTE_CODES, Hardware, IntArray, Layout, TrainingSetup
+from ..perf.stages import BALANCED, EVEN, balanced_split, even_split
+from .stage_pins import StagePin, stage_pin
+
+PINNED = 2   # the split axis value of a split the intake pins
+MAX_FREE_VP = 8
 
 BoolArray = npt.NDArray[np.bool_]
 # The axes after the (tp, pp, cp, dp) rows, in the order of `Space.shape` and its flat indices.
-INNER_AXES = ("vp", "mbs", "recompute", "zero", "ep", "etp")
+# The outer rows hold (tp, pp, cp, dp, vp, split): every rule that reads only these (the pipeline
+# split rules read pp, vp and split together) prunes whole rows before the product is formed.
+OUTER = ("tp", "pp", "cp", "dp", "vp", "split")
+INNER_AXES = ("mbs", "recompute", "zero", "ep", "etp")
 
 
 def divisors(n: int) -> list[int]:
@@ -55,9 +67,11 @@ def _powers_of_two(limit: int) -> list[int]:
 
 @dataclass(frozen=True, kw_only=True)
 class Space:
-    """Candidate values per axis; `factors` rows are (tp, pp, cp, dp)."""
+    """Candidate values per axis; `rows` are (tp, pp, cp, dp, vp, split) (`OUTER`), the product of
+    the factorizations `factors` (tp, pp, cp, dp) with the vp and split candidates."""
 
     gpus: int
+    rows: IntArray
     factors: IntArray
     vp: IntArray
     mbs: IntArray
@@ -65,11 +79,14 @@ class Space:
     zero: IntArray
     ep: IntArray
     etp: IntArray
+    split: IntArray
     sp_pin: bool | None
+    layers: int = 1
+    stage_pin: StagePin | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return (len(self.factors), *(len(getattr(self, n)) for n in INNER_AXES))
+        return (len(self.rows), *(len(getattr(self, n)) for n in INNER_AXES))
 
     @property
     def size(self) -> int:
@@ -84,16 +101,16 @@ class Space:
         return size, {n: getattr(self, n)[i] for n, i in zip(INNER_AXES, idx, strict=True)}
 
     @functools.cached_property
-    def _factor_columns(self) -> tuple[IntArray, ...]:
-        return tuple(np.ascontiguousarray(self.factors[:, k]) for k in range(4))
+    def _row_columns(self) -> tuple[IntArray, ...]:
+        return tuple(np.ascontiguousarray(self.rows[:, k]) for k in range(len(OUTER)))
 
     def decode(self, flat: IntArray) -> dict[str, IntArray]:
         """Axis values of the layouts with these flat indices (C order over `shape`): one divmod by
-        the inner size, then gathers from the factor columns and the pre-decoded inner axes."""
+        the inner size, then gathers from the row columns and the pre-decoded inner axes."""
         size, inner = self._inner
         row, pos = np.divmod(flat, size)
-        tp, pp, cp, dp = (c[row] for c in self._factor_columns)
-        return {"tp": tp, "pp": pp, "cp": cp, "dp": dp, **{n: v[pos] for n, v in inner.items()}}
+        outer = {n: c[row] for n, c in zip(OUTER, self._row_columns, strict=True)}
+        return {**outer, **{n: v[pos] for n, v in inner.items()}}
 
     def sequence_parallel(self, tp: IntArray) -> BoolArray:
         """On wherever tp > 1 (Megatron's recommendation with TP), unless pinned off."""
@@ -124,16 +141,34 @@ def build_space(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
     recompute = (sorted(RECOMPUTE_CODES.values()) if p.recompute is None
                  else [RECOMPUTE_CODES[p.recompute]])
     moe = arch.is_moe
+    pinned_split = stage_pin(p, arch)
+    if pinned_split is not None and pinned_split.layout is not None:
+        vp_values = [pinned_split.layout_vp]
+    else:
+        # Interleaving depths: the divisors of L (the even split needs pp x vp | L) and every depth
+        # up to 8 for the balanced split (a layout string takes any; the published recipes use
+        # vp <= 8, and deeper interleaving only adds p2p traffic once the bubble is small).
+        vp_values = sorted(set(divisors(arch.layers)) | set(range(1, min(arch.layers, MAX_FREE_VP) + 1)))
+    factors = _factorizations(gpus, p)
+    vp = _axis(p.vp, vp_values)
+    split = np.asarray([PINNED] if pinned_split is not None else [EVEN, BALANCED], dtype=np.int64)
+    f_idx, v_idx, s_idx = (a.ravel() for a in np.meshgrid(np.arange(len(factors)), np.arange(len(vp)),
+                                                            np.arange(len(split)), indexing="ij"))
+    rows = np.concatenate([factors[f_idx], vp[v_idx][:, None], split[s_idx][:, None]], axis=1).astype(np.int64)
     return Space(
         gpus=gpus,
-        factors=_factorizations(gpus, p),
-        vp=_axis(p.vp, divisors(arch.layers)),
+        rows=rows.reshape(-1, len(OUTER)),
+        factors=factors,
+        vp=vp,
         mbs=_axis(p.micro_batch_size, _powers_of_two(setup.global_batch_size)),
         recompute=np.asarray(recompute, dtype=np.int64),
         zero=_axis(p.zero_stage, [0, 1, 2, 3]),
         ep=_axis(p.ep, divisors(arch.moe_experts) if moe else [1]),
         etp=_axis(p.etp, _powers_of_two(hw.scale_up_domain_gpus) if moe else [1]),
+        split=split,
         sp_pin=p.sequence_parallel,
+        layers=arch.layers,
+        stage_pin=pinned_split,
     )
 
 
@@ -173,10 +208,21 @@ def rules(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space) -> 
             ("etp exceeds scale-up domain", lambda v: v["etp"] <= domain),
             ("etp does not divide expert ffn", lambda v: arch.moe_ffn_hidden_size % v["etp"] == 0),
         ]
+    L = arch.layers
+    pin = space.stage_pin
     out += [
         ("vp > 1 needs pp > 1", lambda v: (v["vp"] == 1) | (v["pp"] > 1)),
-        ("pp x vp does not divide layers (interleaving)",
-         lambda v: (v["vp"] == 1) | (arch.layers % (v["pp"] * v["vp"]) == 0)),
+        ("even split needs pp x vp to divide the layers",
+         lambda v: (v["split"] != EVEN) | (L % (v["pp"] * v["vp"]) == 0)),
+        ("balanced split needs pp > 1", lambda v: (v["split"] != BALANCED) | (v["pp"] > 1)),
+        ("balanced split needs a layer slot per model chunk",
+         lambda v: (v["split"] != BALANCED) | ((L + 2) // v["pp"] >= v["vp"])),
+        ("balanced split repeats the even one", lambda v: (v["split"] != BALANCED) | ~_same_as_even(L, v)),
+    ]
+    if pin is not None:
+        out.append(("the pinned pipeline split does not fit this pp x vp (Megatron-Core's rules)",
+                    lambda v: pin.ok(L, v["pp"], v["vp"])))
+    out += [
         ("batch not divisible by dp x micro-batch", lambda v: gbs % (v["dp"] * v["mbs"]) == 0),
         ("interleaving needs micro-batches divisible by pp",
          lambda v: (v["vp"] == 1) | ((gbs // (v["dp"] * v["mbs"])) % v["pp"] == 0)),
@@ -190,8 +236,31 @@ def rules(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space) -> 
     return out
 
 
+def _same_as_even(layers: int, v: Values) -> BoolArray:
+    """Where the balanced split gives the layer counts of a valid even split (pp = 2, L / 2 layers each)."""
+    first, mid, last = balanced_split(layers, v["pp"])
+    per = layers // v["pp"]
+    even_ok = layers % (v["pp"] * v["vp"]) == 0
+    return np.asarray(even_ok & (first == per) & (last == per) & ((v["pp"] < 3) | (mid == per)))
+
+
+def stage_layers(values: Values, space: Space) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """(first, middle, last, MTP on the middle) decoder layers of each layout's split."""
+    pp, vp, split = values["pp"], values["vp"], values["split"]
+    even = even_split(space.layers, pp, vp)
+    bal = balanced_split(space.layers, pp)
+    zeros = np.zeros(np.shape(pp), dtype=np.int64)
+    out = [np.where(split == BALANCED, b, e) for e, b in zip(even, bal, strict=True)] + [zeros]
+    if space.stage_pin is not None:
+        pinned = space.stage_pin.split(space.layers, pp, vp)
+        out = [np.where(split == PINNED, p, o) for p, o in zip(pinned, out, strict=True)]
+    return out[0], out[1], out[2], out[3]
+
+
 def layout_of(values: Values, space: Space) -> Layout:
     """A Layout (NumPy arrays) from decoded axis values."""
+    first, mid, last, mid_mtp = stage_layers(values, space)
     return Layout(tp=values["tp"], pp=values["pp"], dp=values["dp"], cp=values["cp"], ep=values["ep"],
                   etp=values["etp"], vp=values["vp"], mbs=values["mbs"], recompute=values["recompute"],
-                  sp=space.sequence_parallel(values["tp"]), zero=values["zero"])
+                  sp=space.sequence_parallel(values["tp"]), zero=values["zero"], first_layers=first,
+                  mid_layers=mid, last_layers=last, mid_mtp=mid_mtp)

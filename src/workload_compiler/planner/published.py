@@ -5,10 +5,11 @@ from __future__ import annotations
 import functools
 
 from ..catalog.loader import package_yaml
+from ..perf.layout import PEAK_CLASS
 from .result import PublishedMfu
 
 # Training precision -> the class whose dense peak its MFU is measured against.
-PRECISION_CLASS = {"bf16": "bf16", "fp16": "bf16", "fp8": "fp8", "mxfp8": "fp8", "nvfp4": "fp4"}
+PRECISION_CLASS = PEAK_CLASS
 
 
 @functools.cache

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..perf.layout import Layout
+
 
 @dataclass(frozen=True, kw_only=True)
 class PublishedMfu:
@@ -40,9 +42,26 @@ class RankedLayout:
     mfu: float
     memory_per_gpu_bytes: float
     memory_breakdown_bytes: dict[str, float]
+    # the pipeline split (perf/stages.py): decoder layers on the first, a middle and the last rank
+    first_stage_layers: int = 0
+    middle_stage_layers: int = 0
+    last_stage_layers: int = 0
+    pipeline_layout: str | None = None     # a Megatron-Core layout string that realizes the split
+    middle_stage_mtp: int = 0              # MTP modules a layout string puts on a middle rank
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def layout(self) -> Layout:
+        """The perf model's `Layout` of this one layout (shape () arrays)."""
+        from ..perf.layout import RECOMPUTE_CODES
+        split = self.pp > 1
+        return Layout.of(tp=self.tp, pp=self.pp, dp=self.dp, cp=self.cp, ep=self.ep, etp=self.etp, vp=self.vp,
+                         mbs=self.micro_batch_size, recompute=RECOMPUTE_CODES[self.recompute],
+                         sp=self.sequence_parallel, zero=self.zero_stage,
+                         first_layers=self.first_stage_layers if split else -1,
+                         mid_layers=self.middle_stage_layers if split else -1,
+                         last_layers=self.last_stage_layers if split else -1, mid_mtp=self.middle_stage_mtp)
 
 
 @dataclass(frozen=True, kw_only=True)

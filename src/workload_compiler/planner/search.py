@@ -23,9 +23,10 @@ from ..errors import InputError
 from ..intake.common import ParallelismIntake
 from ..perf.layout import RECOMPUTE_NAMES, FloatArray, Hardware, IntArray, Layout, TrainingSetup
 from ..perf.memory import training_memory_bytes
+from ..perf.stages import layout_string
 from ..perf.step_time import StepResult, training_step
 from ..units import format_bytes_decimal
-from .grid import INNER_AXES, Rule, Space, Values, build_space, layout_of, rules
+from .grid import INNER_AXES, OUTER, Rule, Space, Values, build_space, layout_of, rules
 from .result import PlanResult, PublishedMfu, RankedLayout
 
 MemoryFn = Callable[[ModelArch, TrainingSetup, Layout], dict[str, FloatArray]]
@@ -40,13 +41,14 @@ DEFAULT_CHUNK = 1 << 17
 
 
 def _prefilter(space: Space, rule_list: list[Rule], counts: dict[str, int]) -> tuple[Space, list[Rule]]:
-    """Apply the leading rules that read only (tp, pp, cp, dp), or only one other axis, to the axes
+    """Apply the leading rules that read only the outer rows (tp, pp, cp, dp, vp, split), or only
+    one inner axis, to the axes
     themselves: the space stays a product, each rule's rejections are (values removed) x (the size of
     the other axes), and the chunks never expand what these rules would drop. A rule that reads
     more than that ends the run (rejections are attributed in rule order)."""
     for n, (reason, ok_fn) in enumerate(rule_list):
-        f = space.factors
-        views: list[tuple[str, Values]] = [("factors", {"tp": f[:, 0], "pp": f[:, 1], "cp": f[:, 2], "dp": f[:, 3]})]
+        f = space.rows
+        views: list[tuple[str, Values]] = [("rows", {n: f[:, k] for k, n in enumerate(OUTER)})]
         views += [(axis, {axis: getattr(space, axis)}) for axis in INNER_AXES]
         for axis, view in views:
             try:
@@ -54,8 +56,8 @@ def _prefilter(space: Space, rule_list: list[Rule], counts: dict[str, int]) -> t
             except KeyError:
                 continue
             size_before = space.size
-            space = dataclasses.replace(space, **({axis: getattr(space, axis)[ok]} if axis != "factors"
-                                                  else {"factors": f[ok]}))
+            space = dataclasses.replace(space, **({axis: getattr(space, axis)[ok]} if axis != "rows"
+                                                  else {"rows": f[ok]}))
             counts[reason] += size_before - space.size
             break
         else:
@@ -79,8 +81,26 @@ def _merge_top(best: tuple[FloatArray, FloatArray, IntArray], step: FloatArray, 
     return s[order], m[order], i[order]
 
 
+def _split_of(arch: ModelArch, layout: Layout, j: int, n: int,
+              pinned_text: str | None) -> tuple[int, int, int, str | None, int]:
+    """(first, middle, last stage layers, layout string, MTP on the middle rank) of layout j."""
+    def at(name: str) -> int:
+        return int(np.broadcast_to(getattr(layout, name), (n,))[j])
+
+    pp, vp = at("pp"), at("vp")
+    first, mid, last = at("first_layers"), at("mid_layers"), at("last_layers")
+    if first < 0:
+        per = vp * -(-arch.layers // (pp * vp))
+        first, mid, last = per, per if pp >= 3 else 0, per if pp >= 2 else 0
+    if pp == 1:
+        return first, 0, 0, None, 0
+    mid_mtp = at("mid_mtp")
+    text = pinned_text or layout_string(first, mid, last, pp, vp, arch.mtp_layers)
+    return first, mid, last, text, mid_mtp
+
+
 def _ranked(arch: ModelArch, setup: TrainingSetup, hw: Hardware, layout: Layout,
-            memory_fn: MemoryFn, step_fn: StepFn) -> list[RankedLayout]:
+            memory_fn: MemoryFn, step_fn: StepFn, pinned_text: str | None = None) -> list[RankedLayout]:
     mem = memory_fn(arch, setup, layout)
     res = step_fn(arch, setup, layout, hw)
     n = layout.shape[0]
@@ -88,6 +108,7 @@ def _ranked(arch: ModelArch, setup: TrainingSetup, hw: Hardware, layout: Layout,
     def at(a: FloatArray | IntArray | np.ndarray, j: int) -> float:
         return float(np.broadcast_to(a, (n,))[j])
 
+    splits = [_split_of(arch, layout, j, n, pinned_text) for j in range(n)]
     return [RankedLayout(
         tp=int(at(layout.tp, j)), pp=int(at(layout.pp, j)), dp=int(at(layout.dp, j)),
         cp=int(at(layout.cp, j)), ep=int(at(layout.ep, j)), etp=int(at(layout.etp, j)),
@@ -101,6 +122,8 @@ def _ranked(arch: ModelArch, setup: TrainingSetup, hw: Hardware, layout: Layout,
         mfu=at(res.mfu, j),
         memory_per_gpu_bytes=at(mem["total"], j),
         memory_breakdown_bytes={name: at(v, j) for name, v in mem.items() if name != "total"},
+        first_stage_layers=splits[j][0], middle_stage_layers=splits[j][1], last_stage_layers=splits[j][2],
+        pipeline_layout=splits[j][3], middle_stage_mtp=splits[j][4],
     ) for j in range(n)]
 
 
@@ -193,7 +216,8 @@ def search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
         if progress is not None:
             progress(stop, total)
 
-    layouts = (_ranked(arch, setup, hw, layout_of(space.decode(best[2]), space), memory_fn, step_fn)
+    pinned_text = space.stage_pin.text or None if space.stage_pin is not None else None
+    layouts = (_ranked(arch, setup, hw, layout_of(space.decode(best[2]), space), memory_fn, step_fn, pinned_text)
                if len(best[2]) else [])
     infeasible = None
     if not layouts:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..spine.result import SystemSpec
+from .engagement_render import engagement_markdown
 from .format import LAYER_TITLES, format_value
 
 
@@ -56,6 +57,7 @@ def render_markdown(spec: SystemSpec) -> str:
                        f"{format_value('time_to_train_s', a.get('time_to_train_s'))} | "
                        f"{format_value('it_power_w', a.get('it_power_w'))} |")
         out.append("")
+    out += engagement_markdown(spec)
     if spec.assumptions:
         out += ["## Assumptions requiring validation", ""]
         out += [f"- `{a.field}` = {format_value(a.field.split('.')[-1], a.value)} — {a.why}" for a in spec.assumptions]

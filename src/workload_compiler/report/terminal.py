@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..spine.result import SearchSummary, SystemSpec
+from .engagement_render import render_engagement
 from .format import LAYER_TITLES, format_value
 
 _MARK = {"given": "[green]given[/]", "assumed": "[yellow]assumed[/]", "derived": "[cyan]derived[/]",
@@ -72,6 +73,7 @@ def render(spec: SystemSpec, console: Console) -> None:
                           format_value("time_to_train_s", a.get("time_to_train_s")),
                           format_value("it_power_w", a.get("it_power_w")), verdict)
         console.print(Panel(table, title="Alternatives", title_align="left"))
+    render_engagement(spec, console)
     if spec.assumptions:
         body = Group(*[Text.from_markup(f"• [yellow]{a.field}[/] = {format_value(a.field.split('.')[-1], a.value)}"
                                         f" — {a.why}") for a in spec.assumptions])

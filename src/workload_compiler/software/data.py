@@ -28,6 +28,7 @@ class AccessModel(_Data):
     name: str
     scheduler: str
     operator_scope: str
+    suggested_operators: dict[str, str] = {}
 
 
 class DefaultAccess(_Data):
@@ -66,7 +67,9 @@ class BoundaryData(_Data):
     status_default: str
     system_layers: tuple[str, ...]
     software_layers: tuple[str, ...]
+    operate_function: str
     operational_functions: tuple[str, ...]
+    cell_statuses: tuple[str, ...]
     contractual_model: str
     note: str
     register_items: tuple[RegisterItem, ...]

@@ -1,5 +1,5 @@
 """Layer 5, software & access: the stack by accelerator vendor, the access model and scheduler,
-the container platform, node readiness and the operating boundary.
+the container platform and node readiness (the operating boundary: engagement/boundary.py).
 
 Rules (each default is an Assumption with its reason):
   vendor            NVIDIA -> CUDA / NCCL; AMD -> ROCm / RCCL; Intel Gaudi -> SynapseAI / HCCL
@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
 from ..provenance import Assumption, Provenance, Trace
-from .boundary import BoundaryRegister, boundary_register
 from .data import SoftwareData, software_data
 from .readiness import ReadinessCheck, readiness_checklist
 
@@ -45,7 +44,6 @@ class SoftwareLayer(BaseModel):
     scheduler: str
     container_platform: str
     readiness: list[ReadinessCheck]
-    boundary: BoundaryRegister
     notes: list[str] = Field(default_factory=list)
     assumptions: list[Assumption] = Field(default_factory=list)
     provenance: dict[str, Provenance] = Field(default_factory=dict)
@@ -68,7 +66,6 @@ def plan_software(
     multi_node: bool = True,
     gpudirect_storage: bool = False,
     expected_busbw_bytes_per_s: float | None = None,
-    resource_scope: str | None = None,
     data: SoftwareData | None = None,
 ) -> SoftwareLayer:
     """The software & access layer for one accelerator vendor and workload kind."""
@@ -117,7 +114,6 @@ def plan_software(
         scheduler=scheduler,
         container_platform=platform,
         readiness=checks,
-        boundary=boundary_register(access=access, data=data, resource_scope=resource_scope),
         notes=notes,
         assumptions=t.assumptions,
         provenance=t.provenance,

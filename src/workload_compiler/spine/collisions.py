@@ -17,6 +17,7 @@ from ..arch.model import ModelArch
 from ..catalog.loader import Catalog
 from ..errors import WkcError
 from ..intake.training import TrainingWorkload
+from ..perf.layout import PEAK_CLASS
 from ..units import format_count, format_duration, format_power
 from .result import ComputeLayer, ObjectiveLayer, SystemSpec
 
@@ -100,7 +101,7 @@ def alternatives(w: TrainingWorkload, arch: ModelArch, spec: SystemSpec, catalog
     if base_time is not None:
         out.append(_summary("longer schedule", f"accept {format_duration(base_time)} instead of the target",
                             spec, None))
-    if w.training.precision not in ("fp8", "mxfp8") and catalog.hardware(accelerator).peak_flops_fp8:
+    if PEAK_CLASS.get(w.training.precision or "bf16") == "bf16" and catalog.hardware(accelerator).peak_flops_fp8:
         variant("FP8 training", "precision bf16 -> fp8 on the same GPUs",
                 training=w.training.model_copy(update={"precision": "fp8"}), compute=same)
     denser = DENSER.get(accelerator)

@@ -8,15 +8,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from ..engagement.acceptance import AcceptanceTargets
+from ..engagement.boundary import OperatingBoundary
+from ..engagement.mig import MigSection
+from ..engagement.operations import OperationsLoad
+from ..engagement.questions import NextQuestions
+from ..engagement.register import BoundaryRegister
+from ..engagement.sheet import WorkloadSheet
+from ..generic.pipeline import PipelineSection
 from ..provenance import Assumption, Provenance
+from .doc import Doc as Doc
 
 SCHEMA_VERSION = "1.0"
-
-
-class Doc(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class ParallelismOut(Doc):
@@ -31,6 +36,11 @@ class ParallelismOut(Doc):
     recompute: str
     sequence_parallel: bool
     zero_stage: int
+    first_stage_layers: int = Field(default=0, description="decoder layers on the first pipeline stage")
+    middle_stage_layers: int = Field(default=0, description="decoder layers on the busiest middle stage")
+    last_stage_layers: int = Field(default=0, description="decoder layers on the last pipeline stage")
+    pipeline_layout: str | None = Field(default=None, description="a Megatron-Core --pipeline-model-parallel-layout "
+                                        "that realizes the split")
 
 
 class ObjectiveLayer(Doc):
@@ -103,9 +113,19 @@ class SystemSpec(Doc):
     facility: dict[str, Any] | None = None
     inference: dict[str, Any] | None = None
     hpc: dict[str, Any] | None = None
+    pipeline: PipelineSection | None = Field(default=None,
+                                             description="generic archetype: the data path, stage by stage")
     search: SearchSummary | dict[str, Any] | None = None
     collisions: list[dict[str, Any]] = Field(default_factory=list)
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
     pins: dict[str, Any] = Field(default_factory=dict, description="the pins (dotted intake keys) applied by recompile")
+    # From requirement to supply (issue 9, seed 000): engagement/attach.py fills these after the layers.
+    sheet: WorkloadSheet | None = None
+    next_questions: NextQuestions | None = None
+    operating_boundary: OperatingBoundary | None = None
+    boundary_register: BoundaryRegister | None = None
+    operations: OperationsLoad | None = None
+    acceptance: AcceptanceTargets | None = None
+    mig: MigSection | None = None
     assumptions: list[Assumption] = Field(default_factory=list)
     provenance: dict[str, Provenance] = Field(default_factory=dict)

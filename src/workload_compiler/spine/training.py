@@ -8,7 +8,9 @@ that cannot be met comes back as a result with `feasible=False` and the binding 
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from dataclasses import dataclass
 
 from ..arch.counts import param_counts, training_flops_per_token
 from ..arch.model import ModelArch
@@ -17,7 +19,7 @@ from ..catalog.loader import Catalog
 from ..errors import Infeasible, InputError
 from ..intake.common import ComputeIntake, ParallelismIntake
 from ..intake.training import TrainingWorkload
-from ..perf.layout import Hardware, TrainingSetup
+from ..perf.layout import PEAK_CLASS, Hardware, TrainingSetup
 from ..perf.step_time import gemm_precision
 from ..planner.published import best_published_mfu
 from ..planner.result import RankedLayout
@@ -36,7 +38,53 @@ PLANNER_FORMULA = "planner optimum: fastest layout that fits (planner/search.py)
 GOODPUT_PASSES = 3   # deadline searches: the first aims at the raw target, the next at target x goodput
 
 
-def resolve_hardware(compute: ComputeIntake, catalog: Catalog, trace: Trace) -> Hardware:
+@dataclass(frozen=True, kw_only=True)
+class ResolvedTraining:
+    """What the spine resolves from a training intake before it picks a GPU count and a layout;
+    `wkc validate` reads the same object, so a published run is judged on the user's path."""
+
+    arch: ModelArch
+    run: TrainingRunResolved
+    hardware: Hardware
+    setup: TrainingSetup
+    trace: Trace
+
+
+def resolve_training(w: TrainingWorkload, catalog: Catalog) -> ResolvedTraining:
+    trace = Trace()
+    arch = resolve_model(w.model, trace, "model")
+    run = resolve_run(w, arch, trace)
+    hw = resolve_hardware(w.compute, catalog, trace, w.fabric.node_scale_out_bandwidth)
+    if w.training.attention_kernel is not None:
+        kernel = trace.given("training.attention_kernel", w.training.attention_kernel)
+    else:
+        kernel = trace.assumed("training.attention_kernel", "flash",
+                               "a fused attention kernel (FlashAttention/cuDNN), the default of Megatron-Core, "
+                               "NeMo, torchtitan and PyTorch SDPA since 2023")
+    dropless, imbalance = True, 1.0
+    if arch.is_moe:
+        t = w.training
+        if t.moe_capacity_factor is not None:
+            dropless = not trace.given("training.moe_capacity_factor", t.moe_capacity_factor)
+        else:
+            trace.assumed("training.moe_capacity_factor", None,
+                          "dropless routing (Megatron-Core's default: no capacity factor, no dropped tokens)")
+        if t.moe_load_imbalance is not None:
+            imbalance = trace.given("training.moe_load_imbalance", t.moe_load_imbalance)
+        else:
+            imbalance = trace.assumed(
+                "training.moe_load_imbalance", 1.0,
+                "expert load perfectly balanced, as benchmark tables force it; a learned router's busiest expert "
+                "rank carries more than the mean: give your router's measured max/mean load")
+    setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size, precision=run.precision,
+                          flash_attention=kernel == "flash", moe_dropless=dropless,
+                          moe_load_imbalance=float(imbalance))
+    check_precision(setup, hw)
+    return ResolvedTraining(arch=arch, run=run, hardware=hw, setup=setup, trace=trace)
+
+
+def resolve_hardware(compute: ComputeIntake, catalog: Catalog, trace: Trace,
+                     node_scale_out_bytes_per_s: float | None = None) -> Hardware:
     if compute.accelerator is not None:
         acc = catalog.accelerator(compute.accelerator)
         trace.given("compute.accelerator", acc.id)
@@ -52,7 +100,11 @@ def resolve_hardware(compute: ComputeIntake, catalog: Catalog, trace: Trace) -> 
     else:
         system = catalog.default_system(acc.id)
         trace.assumed("compute.system", system.id, f"the catalog's reference system for {acc.id}")
-    return catalog.hardware(acc.id, system.id)
+    hw = catalog.hardware(acc.id, system.id)
+    if node_scale_out_bytes_per_s is not None:
+        trace.given("fabric.node_scale_out_bandwidth", node_scale_out_bytes_per_s)
+        hw = dataclasses.replace(hw, scale_out_bandwidth_bytes_per_s=node_scale_out_bytes_per_s / hw.gpus_per_node)
+    return hw
 
 
 def check_precision(setup: TrainingSetup, hw: Hardware) -> None:
@@ -88,7 +140,10 @@ def compute_layer(best: RankedLayout, hw: Hardware, accelerator_name: str, w: Tr
         nodes=nodes, gpus_per_node=hw.gpus_per_node,
         parallelism=ParallelismOut(tp=best.tp, pp=best.pp, dp=best.dp, cp=best.cp, ep=best.ep, etp=best.etp,
                                    vp=best.vp, micro_batch_size=best.micro_batch_size, recompute=best.recompute,
-                                   sequence_parallel=best.sequence_parallel, zero_stage=best.zero_stage),
+                                   sequence_parallel=best.sequence_parallel, zero_stage=best.zero_stage,
+                                   first_stage_layers=best.first_stage_layers,
+                                   middle_stage_layers=best.middle_stage_layers,
+                                   last_stage_layers=best.last_stage_layers, pipeline_layout=best.pipeline_layout),
         step_time_s=best.step_time_s, step_breakdown_s=best.step_breakdown_s, tokens_per_s=best.tokens_per_s,
         tokens_per_s_per_gpu=best.tokens_per_s / gpus, model_tflops_per_gpu=best.model_flops_per_gpu_per_s / 1e12,
         mfu=best.mfu, mfu_basis=mfu_basis, memory_per_gpu_bytes=best.memory_per_gpu_bytes,
@@ -160,8 +215,7 @@ def _compile_at(spec: SystemSpec, choice: GpuChoice, w: TrainingWorkload, arch: 
         spec.feasible, spec.binding_constraint = False, f"{binding}: {detail}"
         spec.collisions = [{"constraint": binding, "detail": detail}]
         return None
-    basis = "fp8 dense peak" if run.precision in ("fp8", "mxfp8") else (
-        "fp4 dense peak" if run.precision == "nvfp4" else "bf16 dense peak")
+    basis = f"{PEAK_CLASS[run.precision]} dense peak"
     name = catalog.accelerator(hw.accelerator_id).name
     spec.compute = compute_layer(best, hw, name, w, choice.gpus, trace, list(plan.warnings), basis)
     add_infrastructure(spec, w, arch, hw, catalog, best, run, trace)
@@ -169,12 +223,8 @@ def _compile_at(spec: SystemSpec, choice: GpuChoice, w: TrainingWorkload, arch: 
 
 
 def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives: bool = True) -> SystemSpec:
-    trace = Trace()
-    arch = resolve_model(w.model, trace, "model")
-    run = resolve_run(w, arch, trace)
-    hw = resolve_hardware(w.compute, catalog, trace)
-    setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size, precision=run.precision)
-    check_precision(setup, hw)
+    r = resolve_training(w, catalog)
+    arch, run, hw, setup, trace = r.arch, r.run, r.hardware, r.setup, r.trace
 
     def recompile(variant: TrainingWorkload, cat: Catalog) -> SystemSpec:
         return compile_training(variant, cat, with_alternatives=False)

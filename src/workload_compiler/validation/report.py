@@ -27,6 +27,9 @@ class Row:
     assumptions: tuple[str, ...] = ()
     breakdown: dict[str, float] = field(default_factory=dict)
     mfu: float | None = None
+    kind: str = ""                 # the case's kind, e.g. "Blackwell moe fp8" (uncertainty bands by kind)
+    fits: bool = True              # False: a run that ran and the model answers "does not fit"
+    binding: str | None = None     # what the model says does not fit
 
     @property
     def error(self) -> float:
@@ -103,7 +106,8 @@ def to_json(report: Report) -> dict[str, Any]:
         return {"id": r.id, "model": r.model, "gpus": r.gpus, "layout": r.layout, "quantity": r.quantity,
                 "published": r.published, "predicted": r.predicted, "error_pct": r.error * 100.0,
                 "published_from": r.published_from, "assumptions": list(r.assumptions),
-                "mfu": r.mfu, "breakdown_s": r.breakdown}
+                "mfu": r.mfu, "breakdown_s": r.breakdown, "kind": r.kind, "fits": r.fits,
+                "binding": r.binding}
 
     return {
         "groups": {name: {"mape": g.mape, "max_abs_error": g.max_abs_error,

@@ -1,0 +1,66 @@
+"""`wkc supply FILE --offers offers.yaml [--json|--md]`: the sized requirement of FILE against
+suppliers' offers — per layer fits / gap / substitution / open, the open confirmations, and a
+ranked table by time to result (from order) and cost.
+
+Exit codes: 0 the check ran (whatever the offers' verdicts), 2 bad input, 3 the requirement itself
+is infeasible (nothing to hold the offers against).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..catalog.loader import load_catalog
+from ..compile import compile_workload, recompile
+from ..errors import InputError
+from ..intake.infrastructure import InfrastructureIntake
+from ..intake.load import load_workload, read_intake
+from ..intake.offers import OffersFile
+from .common import out, user_errors
+
+
+def _offers(path: Path) -> OffersFile:
+    data = read_intake(path)
+    if not isinstance(data, dict):
+        raise InputError("--offers", str(path), "a YAML mapping with an 'offers' list")
+    return OffersFile.model_validate(data)
+
+
+def supply_command(
+    file: Annotated[Path, typer.Argument(help="the requirement: an intake YAML")],
+    offers: Annotated[Path, typer.Option("--offers", help="offers YAML (see examples/offers-*.yaml)")],
+    as_json: Annotated[bool, typer.Option("--json", help="print the supply check as JSON")] = False,
+    as_md: Annotated[bool, typer.Option("--md", help="print the supply check as Markdown")] = False,
+) -> None:
+    """Hold suppliers' offers against the sized requirement: fits, gaps, substitutions, open confirmations."""
+    from ..engagement.supply import supply_check
+    with user_errors():
+        catalog = load_catalog()
+        workload = load_workload(file)
+        offered = _offers(offers)
+        spec = compile_workload(workload, catalog)
+        intake: dict[str, Any] = read_intake(file)
+        rules = workload.boundary.substitution if isinstance(workload, InfrastructureIntake) else None
+        access_given = bool((intake.get("software") or {}).get("access_model")
+                            or (intake.get("boundary") or {}).get("access_model"))
+
+        def on_offer(pins: dict[str, Any]) -> Any:
+            return recompile(file, pins, catalog)
+
+        result = supply_check(spec, intake, offered.offers, rules, catalog, on_offer, access_given)
+    if as_json:
+        print(json.dumps(result.model_dump(mode="json"), indent=2))
+    elif as_md:
+        from ..report.supply import supply_markdown
+        print(supply_markdown(result))
+    else:
+        from ..report.supply import render_supply
+        render_supply(result, out)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("supply")(supply_command)

@@ -1,0 +1,197 @@
+"""Pipeline stages as the frameworks define them: how many decoder layers each pipeline rank holds,
+and how many micro-batches (or model chunks) it keeps in flight.
+
+Three ranks stand for the pipeline (every other rank is one of these shapes): the first (rank 0:
+the embedding, the most micro-batches in flight), the busiest middle rank (rank 1 holds the most
+in flight among the middle ranks; a layout string's heaviest middle rank is charged there) and the
+last (the output head, the loss and, by default, the MTP modules). With pp = 1 the first rank is
+the whole model; with pp = 2 there is no middle rank.
+
+Splits of L decoder layers over pp ranks (`Layout.first_layers` etc.; the planner's `split` axis):
+- even: L / pp each (Megatron-Core's default, which requires pp to divide L, and pp x vp with
+  interleaving). `Layout.first_layers = -1` means this, charged as ceil(L / (pp vp)) per chunk.
+- balanced: the embedding and the loss counted as one layer each, the L + 2 slots spread as evenly
+  as possible (Megatron-Core `--account-for-embedding-in-pipeline-split` and
+  `--account-for-loss-in-pipeline-split`; Llama 3, arXiv:2407.21783 §3.3.2: "one fewer layer on
+  the first and the last stage"). Left-over slots go to the middle ranks first. Any L >= pp - 2
+  can be split so, and a Megatron-Core layout string expresses it for any vp (`layout_string`).
+- pinned: `first_stage_layers` / `last_stage_layers` (`--decoder-first/last-pipeline-num-layers`,
+  the rest spread evenly over the middle ranks) or a `pipeline_layout` string.
+
+In flight (Megatron-Core schedules.py): 1F1B keeps min(pp - r, m) micro-batches on rank r;
+interleaved 1F1B keeps min((pp - r - 1) * 2 + (vp - 1) * pp + 1, m * vp) model chunks, each of
+layers_r / vp layers (Korthikanti et al. 2022 §4.2.3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..arch.model import ModelArch
+from .layout import FloatArray, IntArray, Layout
+
+EVEN, BALANCED = 0, 1
+SPLIT_NAMES = {EVEN: "even", BALANCED: "balanced"}
+
+
+@dataclass(frozen=True)
+class Stages:
+    """Per representative rank (first, middle, last): arrays of the layout's broadcast shape."""
+
+    layers: tuple[FloatArray, FloatArray, FloatArray]      # decoder layers on the rank (all chunks)
+    mtp: tuple[FloatArray, FloatArray, FloatArray]         # MTP modules on the rank
+    present: tuple[FloatArray, FloatArray, FloatArray]     # 1.0 where the rank exists
+    in_flight: tuple[FloatArray, FloatArray, FloatArray]   # chunks in flight (vp > 1) or micro-batches
+    chunk_layers: tuple[FloatArray, FloatArray, FloatArray]  # decoder layers per model chunk
+    moe_layers: tuple[FloatArray, FloatArray, FloatArray]  # of the decoder layers, those with experts
+
+
+def balanced_split(layers: int, pp: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+    """(first, busiest middle, last) decoder layers with the embedding and the loss as one layer
+    each: L + 2 slots, q = (L + 2) // pp per rank, the r left over go to the middle ranks first,
+    then to rank 0; rank 0 and the last rank build one decoder layer fewer than their slots."""
+    pp = np.asarray(pp, dtype=np.int64)
+    slots = layers + 2
+    q, r = np.divmod(slots, np.maximum(pp, 1))
+    middles = np.maximum(pp - 2, 0)
+    single = pp == 1
+    first = np.where(single, layers, q + (r > middles) - 1)
+    mid = np.where(pp >= 3, q + (r > 0), 0)
+    last = np.where(single, 0, q + (r > middles + 1) - 1)
+    return first.astype(np.int64), mid.astype(np.int64), last.astype(np.int64)
+
+
+def even_split(layers: int, pp: IntArray, vp: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+    """ceil(L / (pp vp)) layers per chunk on every rank: L / pp where pp x vp divides L."""
+    pp, vp = np.asarray(pp, dtype=np.int64), np.asarray(vp, dtype=np.int64)
+    per_rank = vp * (-(-layers // (pp * vp)))
+    return per_rank, np.where(pp >= 3, per_rank, 0), np.where(pp >= 2, per_rank, 0)
+
+
+def pinned_split(layers: int, pp: IntArray, first: int | None, last: int | None,
+                 ) -> tuple[IntArray, IntArray, IntArray]:
+    """Megatron-Core's uneven first/last stages; the middle ranks share the rest evenly (rounded
+    up here; the planner's rules keep only the pp that divide it, as Megatron-Core asserts)."""
+    pp = np.asarray(pp, dtype=np.int64)
+    f = np.full(pp.shape, -1 if first is None else first, dtype=np.int64)
+    lst = np.full(pp.shape, -1 if last is None else last, dtype=np.int64)
+    stages_left = pp - (f >= 0) - (lst >= 0)
+    rest = layers - np.maximum(f, 0) - np.maximum(lst, 0)
+    per = np.where(stages_left > 0, -(-rest // np.maximum(stages_left, 1)), 0)
+    f = np.where(f >= 0, f, per)
+    lst = np.where(pp == 1, 0, np.where(lst >= 0, lst, per))
+    return f, np.where(pp >= 3, per, 0), lst
+
+
+def _moe_before(n: FloatArray, a: ModelArch) -> FloatArray:
+    """MoE layers among the first n layers (pattern: dense first, then every interval-th)."""
+    k = np.ceil((n - a.moe_dense_layers) / a.moe_layer_interval)
+    return np.asarray(np.clip(k, 0.0, float(a.moe_layers)))
+
+
+def _moe_on_rank(n: FloatArray, start: FloatArray, vp: FloatArray, a: ModelArch) -> FloatArray:
+    """MoE layers among a rank's n decoder layers: its first chunk (n / vp layers from `start`)
+    counted exactly, its later chunks at the model's mean MoE share."""
+    if not a.is_moe:
+        return np.asarray(0.0 * n)
+    chunk = n / vp
+    first = _moe_before(start + chunk, a) - _moe_before(start, a)
+    return np.asarray(np.clip(first + (n - chunk) * (a.moe_layers / a.layers), 0.0, n))
+
+
+def resolve_stages(arch: ModelArch, layout: Layout, micro: FloatArray) -> Stages:
+    """The three representative ranks of every layout. `micro` is the number of micro-batches."""
+    layers, mtp_layers = arch.layers, arch.mtp_layers
+    f8 = np.float64
+    pp, vp = layout.pp.astype(f8), layout.vp.astype(f8)
+    unset = layout.first_layers < 0
+    ev_f, ev_m, ev_l = even_split(layers, layout.pp, layout.vp)
+    first = np.where(unset, ev_f, layout.first_layers).astype(f8)
+    mid = np.where(unset, ev_m, layout.mid_layers).astype(f8)
+    last = np.where(unset, ev_l, layout.last_layers).astype(f8)
+    single = (pp == 1.0).astype(f8)
+    has_mid = (pp >= 3.0).astype(f8)
+    has_last = 1.0 - single
+    mid_mtp = layout.mid_mtp.astype(f8) * has_mid
+    mtp_last = np.maximum(float(mtp_layers) - mid_mtp, 0.0)
+    il = (vp > 1.0).astype(f8)
+    m = np.asarray(micro, dtype=f8)
+
+    def flight(rank: FloatArray | float) -> FloatArray:
+        plain = np.minimum(pp - rank, m)
+        inter = np.minimum((pp - rank - 1.0) * 2.0 + (vp - 1.0) * pp + 1.0, m * vp)
+        return np.asarray(plain + il * (inter - plain), dtype=f8)
+
+    shape = layout.shape
+
+    def b(x: FloatArray | float) -> FloatArray:
+        return np.broadcast_to(np.asarray(x, dtype=f8), shape)
+
+    # where each rank's first chunk starts in the model (the last rank's layers end the model; the
+    # ceil of the even split may overcount the others)
+    n = (first, mid * has_mid, last * has_last)
+    starts = (0.0 * pp, first / vp, np.maximum(layers - n[2], 0.0) / vp)
+    moe = tuple(b(_moe_on_rank(n[k], starts[k], vp, arch)) for k in range(3))
+    return Stages(
+        layers=(b(n[0]), b(n[1]), b(n[2])),
+        moe_layers=(moe[0], moe[1], moe[2]),
+        mtp=(b(single * mtp_layers), b(mid_mtp), b(has_last * mtp_last)),
+        present=(b(1.0), b(has_mid), b(has_last)),
+        in_flight=(b(flight(0.0)), b(flight(1.0)), b(flight(pp - 1.0))),
+        chunk_layers=(b(first / vp), b(mid / vp), b(last / vp)),
+    )
+
+
+def layout_string(first: int, mid: int, last: int, pp: int, vp: int, mtp_on_last: int = 0) -> str:
+    """A Megatron-Core `--pipeline-model-parallel-layout` that realizes the split, chunks of each
+    rank as equal as possible (larger chunks first)."""
+    def chunks(n: int) -> list[int]:
+        q, r = divmod(n, vp)
+        return [q + (c < r) for c in range(vp)]
+
+    per_rank = [chunks(first)] + [chunks(mid) for _ in range(max(pp - 2, 0))] + ([chunks(last)] if pp > 1 else [])
+    stages: list[str] = []
+    for c in range(vp):
+        for r in range(pp):
+            s = "t" * per_rank[r][c]
+            if r == 0 and c == 0:
+                s = "E" + s
+            if r == pp - 1 and c == vp - 1:
+                s += "m" * mtp_on_last + "L"
+            stages.append(s)
+    return _compress("|".join(stages))
+
+
+def _compress(text: str) -> str:
+    """'tttt' -> 't*4' inside each stage, and runs of identical stages -> '(...|)*n'."""
+    parts = text.split("|")
+
+    def short(stage: str) -> str:
+        out, i = [], 0
+        while i < len(stage):
+            j = i
+            while j < len(stage) and stage[j] == stage[i]:
+                j += 1
+            out.append(stage[i] if j - i == 1 else f"{stage[i]}*{j - i}")
+            i = j
+        return "".join(out)
+
+    pieces, i = [], 0
+    while i < len(parts):
+        j = i
+        while j + 1 < len(parts) - 1 and parts[j + 1] == parts[i]:
+            j += 1
+        n = j - i + 1
+        if n > 2 and i + n < len(parts):
+            pieces.append(f"({short(parts[i])}|)*{n}")
+            i = j + 1
+            continue
+        pieces.append(short(parts[i]) + ("|" if i < len(parts) - 1 else ""))
+        i += 1
+    return "".join(pieces)
+
+
+__all__ = ["BALANCED", "EVEN", "SPLIT_NAMES", "Stages", "balanced_split", "even_split", "layout_string",
+           "pinned_split", "resolve_stages"]

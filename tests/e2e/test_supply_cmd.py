@@ -1,0 +1,98 @@
+"""`wkc supply FILE --offers offers.yaml` end to end: three offers (one fits, one substitution, one
+gap) ranked, per-layer results with numbers, open confirmations; JSON, Markdown and the terminal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from workload_compiler.cli.main import app
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+REQ = EXAMPLES / "llama3.1-405b-4096-h100.yaml"
+OFFERS = EXAMPLES / "offers-llama3.1-405b.yaml"
+runner = CliRunner()
+
+
+def supply_json(req: Path = REQ, offers: Path = OFFERS) -> tuple[int, dict]:  # type: ignore[type-arg]
+    result = runner.invoke(app, ["supply", str(req), "--offers", str(offers), "--json"])
+    return result.exit_code, json.loads(result.stdout) if result.stdout.startswith("{") else {}
+
+
+def test_three_offers_are_ranked_with_their_verdicts_and_open_confirmations() -> None:
+    code, doc = supply_json()
+    assert code == 0
+    by = {o["id"]: o for o in doc["offers"]}
+    assert {k: o["verdict"] for k, o in by.items()} == {"A": "fits", "B": "substitution", "C": "gap"}
+    assert [o["rank"] for o in doc["offers"]] == [1, 2, 3]
+    assert doc["offers"][-1]["id"] == "C"                 # a gap ranks last
+    # ranked by time from order (lead time + run): B's 6 weeks beat A's 10
+    assert by["B"]["time_from_order_s"] < by["A"]["time_from_order_s"]
+    assert by["B"]["time_from_order_s"] == by["B"]["lead_time_s"] + by["B"]["time_to_result_s"]
+    # open confirmations: what the offer has not confirmed, of the seed's five
+    items = {c["item"] for c in by["A"]["open_confirmations"]}
+    assert items == {"vendor lead time", "deployment schedule", "SLA terms"}
+    assert len(by["C"]["open_confirmations"]) == 5
+    assert "No capacity is implied" in doc["note"]
+
+
+def test_the_substitution_is_recompiled_and_judged_by_rule_03() -> None:
+    _, doc = supply_json()
+    b = next(o for o in doc["offers"] if o["id"] == "B")
+    sub = b["substitution"]
+    assert sub["accelerator"] == "h200-sxm" and sub["system"] == "dgx-h200" and sub["feasible"]
+    assert sub["accepted"] is True and "rule 03" in sub["rule"]
+    assert abs(sub["time_change"]) <= 0.10 and sub["time_to_result_s"] > 0 and sub["it_power_w"] > 0
+    req = doc["requirement"]
+    assert sub["time_change"] == sub["time_to_result_s"] / req["time_to_result_s"] - 1
+
+
+def test_gaps_carry_their_numbers() -> None:
+    _, doc = supply_json()
+    c = next(o for o in doc["offers"] if o["id"] == "C")
+    gaps = {(g["layer"], g["detail"].split(":")[0]): g for g in c["layers"] if g["status"] == "gap"}
+    run_days = c["substitution"]["time_to_result_s"] / 86400
+    compute = gaps[("compute", f"1024 GPUs short; on 3072 the run takes {run_days:,.1f} d")]
+    assert compute["shortfall"] == 1024 and c["substitution"]["gpus"] == 3072
+    assert c["substitution"]["time_change"] > 0        # fewer GPUs: a longer run, recompiled
+    assert any(k[0] == "fabric" and "roce" in k[1] for k in gaps)
+    rack = gaps[("facility", "rack power")]
+    assert rack["shortfall"] > 0 and rack["unit"] == "W"
+    assert ("software", "the offer provides kubernetes; the sizing requires scheduler") in gaps
+
+
+def test_a_substitution_outside_rule_03_is_a_gap(tmp_path: Path) -> None:
+    offers = yaml.safe_load(OFFERS.read_text())
+    b = next(o for o in offers["offers"] if o["id"] == "B")
+    b["system"] = "dgx-b200"
+    path = tmp_path / "offers.yaml"
+    path.write_text(yaml.safe_dump({"offers": [b]}))
+    code, doc = supply_json(offers=path)
+    assert code == 0
+    o = doc["offers"][0]
+    assert o["verdict"] == "gap" and o["substitution"]["accepted"] is False
+    assert "b200 is not among the acceptable accelerators" in o["substitution"]["rule"]
+
+
+def test_markdown_and_terminal_show_the_ranked_table() -> None:
+    md = runner.invoke(app, ["supply", str(REQ), "--offers", str(OFFERS), "--md"])
+    assert md.exit_code == 0 and md.stdout.startswith("# Supply check")
+    header = next(line for line in md.stdout.splitlines() if line.startswith("| # |"))
+    assert header.count("|") - 1 == 11 and "Open confirmations:" in md.stdout
+    term = runner.invoke(app, ["supply", str(REQ), "--offers", str(OFFERS)], env={"COLUMNS": "80"})
+    assert term.exit_code == 0
+    assert "substitution" in term.stdout and "open: deployment schedule" in term.stdout
+    assert all(len(line) <= 80 for line in term.stdout.splitlines())
+
+
+def test_bad_offers_are_input_errors(tmp_path: Path) -> None:
+    path = tmp_path / "offers.yaml"
+    path.write_text("offers:\n- {id: X, count: 8}\n")
+    result = runner.invoke(app, ["supply", str(REQ), "--offers", str(path)])
+    assert result.exit_code == 2 and "name the offered system" in result.stderr
+    path.write_text("offers:\n- {id: X, count: 8, system: dgx-h999}\n")
+    result = runner.invoke(app, ["supply", str(REQ), "--offers", str(path)])
+    assert result.exit_code == 2 and "dgx-h100" in result.stderr

@@ -1,0 +1,92 @@
+"""The operating boundary and the boundary register (seed 000): layers x functions x actors, each
+cell TO DEFINE until the intake proposes or confirms it; the five register items, item 01 filled
+from the sizing; "No capacity is implied by this register"."""
+
+from __future__ import annotations
+
+import pytest
+from engagement_builders import CHAT, H100_4096, compiled, intake
+
+from workload_compiler import compile_workload
+from workload_compiler.engagement.boundary import operating_boundary
+from workload_compiler.errors import InputError
+from workload_compiler.intake.boundary import BoundaryIntake
+
+
+def test_every_cell_starts_to_define_with_the_seed_layers_functions_and_actors() -> None:
+    b = operating_boundary("kubernetes", BoundaryIntake())
+    assert {"Facility", "Firmware", "Fabric", "Storage", "Monitoring"} <= set(b.layers)
+    assert b.functions == ["Operate", "Spares", "RMA", "Incidents", "Data lifecycle"]
+    assert b.actors == ["Client", "Proposed operator", "Facility", "OEM"]
+    assert len(b.cells) == len(b.layers) * len(b.functions)
+    assert {c.status for c in b.cells} == {"TO DEFINE"} and all(c.actor is None for c in b.cells)
+    # the access model only suggests, for the software layers' day-to-day operation
+    assert b.cell("OS and drivers", "Operate").suggestion == "Proposed operator (the Kubernetes access model)"
+    assert b.cell("Facility", "Operate").suggestion is None
+    assert "not available service tiers" in b.note
+
+
+def test_intake_cells_are_applied_with_who_and_when() -> None:
+    spec = compiled(H100_4096)
+    b = spec.operating_boundary
+    assert b is not None and b.access_model == "scheduler"
+    fac = [b.cell("Facility", f) for f in b.functions]
+    assert all(c.status == "confirmed" and c.actor == "Facility" and c.when == "2026-01-15" for c in fac)
+    rma = b.cell("Compute", "RMA")
+    assert (rma.actor, rma.status, rma.who) == ("OEM", "proposed", "SA team")
+    assert b.status_counts["confirmed"] == 5 and b.status_counts["proposed"] == 4
+
+
+def test_bad_cells_name_the_field_and_what_is_allowed() -> None:
+    data = intake(H100_4096)
+    data["boundary"]["cells"].append({"layer": "Cooling tower", "actor": "OEM"})
+    with pytest.raises(InputError, match=r"boundary.cells\[5\].layer.*Facility"):
+        compile_workload(data)
+    data = intake(H100_4096)
+    data["boundary"]["cells"] = [{"layer": "Storage", "actor": "Client", "status": "confirmed"}]
+    with pytest.raises(ValueError, match="who confirmed it and when"):
+        compile_workload(data)
+    data = intake(H100_4096)
+    data["software"] = {"access_model": "kubernetes"}
+    with pytest.raises(InputError, match=r"boundary\.access_model"):
+        compile_workload(data)
+
+
+def test_register_item_01_is_filled_from_the_sizing() -> None:
+    spec = compiled(H100_4096)
+    reg = spec.boundary_register
+    assert reg is not None and [i.id for i in reg.items] == ["01", "02", "03", "04", "05"]
+    assert reg.note.startswith("No capacity is implied by this register.")
+    scope = {e.resource: e for e in reg.items[0].scope}
+    fabric = spec.fabric or {}
+    leaves = fabric["scale_out"]["leaf_switches"]
+    assert scope["compute-fabric leaf switches"].quantity == leaves and scope["compute-fabric leaf switches"].exclusive
+    domains = scope["NVLink domains of 8 GPUs"]
+    assert domains.quantity == 4096 / 8 and domains.exclusive and "TP" in domains.why
+    assert scope["GPUs (dgx-h100)"].quantity == 4096
+    item = reg.items[0]
+    assert item.status == "proposed" and item.owner == "Sizing input"
+    assert f"{leaves:,} compute-fabric leaf switches" in (item.answer or "")
+    assert "fabric.scale_out" in item.depends_on
+
+
+def test_register_02_reads_the_storage_headroom_and_03_holds_the_rules() -> None:
+    spec = compiled(H100_4096)
+    reg = spec.boundary_register
+    assert reg is not None
+    shared = {e.resource.split(" (")[0]: e for e in reg.items[1].scope}
+    storage = spec.storage or {}
+    head = shared["storage read headroom"]
+    assert head.quantity == pytest.approx(storage["tier_read_bytes_per_s"] - storage["read_bytes_per_s"])
+    assert not head.exclusive and reg.items[1].status == "OPEN"
+    rules = reg.items[2].rules
+    assert rules is not None and rules.accelerators == ["h200-sxm"] and rules.max_time_increase == 0.10
+    assert reg.items[2].status == "proposed" and "h200-sxm" in (reg.items[2].answer or "")
+    assert reg.items[4].status == "proposed" and "certificate" in (reg.items[4].answer or "")
+    assert "RMAs a year" in (reg.items[4].sizing_view or "")
+
+
+def test_an_inference_service_gets_the_boundary_of_its_access_model() -> None:
+    spec = compiled(CHAT)
+    assert spec.operating_boundary is not None and spec.operating_boundary.access_model == "kubernetes"
+    assert spec.boundary_register is not None and spec.boundary_register.items[2].status == "OPEN"
