@@ -203,17 +203,35 @@ def alternative_rows(spec: SystemSpec) -> list[dict[str, str]]:
 
 
 
+_SHOWN_ELSEWHERE = frozenset({"schema_version", "kind", "name", "feasible", "binding_constraint", "collisions",
+                              "alternatives", "pins", "assumptions", "provenance"})
+
+
+def extra_sections(spec: SystemSpec) -> list[tuple[str, list[Row]]]:
+    """Every other section of the document (the search, the engagement sections, what a new archetype
+    adds), each as rows, so nothing the compile returned is left off the page or the report."""
+    doc = spec.model_dump(mode="json")
+    in_panels = {s for layer in LAYERS for s in layer.sections}
+    out = []
+    for name, data in doc.items():
+        if name in _SHOWN_ELSEWHERE or name in in_panels or data in (None, {}, []):
+            continue
+        rows = detail_rows(spec, name, data) if isinstance(data, dict) else [_row(spec, name, data)]
+        out.append((name, rows))
+    return out
+
+
 # The figures a customer asks for first, in order; the first few present are shown as tiles.
 _KPIS = (("compute.accelerator_name", "accelerator"), ("compute.gpus", "GPUs"),
          ("objective.goodput_adjusted_time_to_train_s", "time to train"),
-         ("objective.time_to_train_s", "time to train"),
-         ("inference.replicas", "replicas"), ("inference.output_tokens_per_s", "output tokens/s"),
-         ("hpc.time_to_solution_s", "time to solution"), ("compute.mfu", "MFU"),
-         ("facility.it_power_w", "IT power"), ("facility.facility_power_w", "facility power"),
+         ("objective.time_to_train_s", "time to train"), ("inference.replicas", "replicas"),
+         ("inference.ttft_s", "TTFT"), ("inference.tpot_s", "TPOT"),
+         ("inference.output_tokens_per_s", "output tokens/s"), ("hpc.time_to_solution_s", "time to solution"),
+         ("compute.mfu", "MFU"), ("facility.it_power_w", "IT power"), ("facility.facility_power_w", "facility power"),
          ("facility.racks", "racks"))
 
 
-def kpis(spec: SystemSpec, limit: int = 6) -> list[tuple[str, str]]:
+def kpis(spec: SystemSpec, limit: int = 7) -> list[tuple[str, str]]:
     """(label, text) for the headline tiles: the first `limit` of _KPIS the result has."""
     doc = spec.model_dump(mode="json")
     out: list[tuple[str, str]] = []
@@ -231,4 +249,4 @@ def assumption_rows(spec: SystemSpec) -> list[Row]:
 
 
 __all__ = ["LAYERS", "LAYER_KEYS", "LayerDef", "Panel", "Row", "alternative_rows", "assumption_rows",
-           "detail_rows", "kpis", "layer_of_section", "panels", "value_text", "verdict"]
+           "detail_rows", "extra_sections", "kpis", "layer_of_section", "panels", "value_text", "verdict"]

@@ -12,7 +12,17 @@ from typing import Any
 import yaml
 
 from ..intake.pins import apply_pins
-from ..report.view import LAYER_KEYS, Panel, alternative_rows, assumption_rows, kpis, panels, value_text, verdict
+from ..report.view import (
+    LAYER_KEYS,
+    Panel,
+    alternative_rows,
+    assumption_rows,
+    extra_sections,
+    kpis,
+    panels,
+    value_text,
+    verdict,
+)
 from ..spine.result import SystemSpec
 from .engine import Compiled
 from .forms import FormField, current_text, form_fields, kinds, pin_fields, sections
@@ -121,7 +131,7 @@ def workbench_context(kind: str, intake: dict[str, Any], pins: dict[str, Any], c
         current_panels = panels_of(compiled)
         changes, moved = moved_values(panels_of(previous) if previous else None, current_panels)
         ctx.update(verdict=verdict(spec), kpis=kpis(spec), panels=current_panels, alternatives=alternative_rows(spec),
-                   assumptions=assumption_rows(spec), changes=changes, moved=moved,
+                   assumptions=assumption_rows(spec), changes=changes, moved=moved, extras=extra_sections(spec),
                    compile_note=_compile_note(compiled, len(changes) if previous else None))
     ctx.update(extra)
     return ctx
