@@ -115,3 +115,16 @@ def test_yaml_paste_and_archetype_tabs(page: Page, base_url_live: str) -> None:
     page.get_by_test_id("compile-yaml").click()
     expect(page.get_by_test_id("kind-hpc")).to_have_attribute("aria-selected", "true")
     expect(page.get_by_test_id("layer-compute")).to_contain_text("gpus")
+
+
+def test_upload_a_hugging_face_config_json(page: Page, base_url_live: str) -> None:
+    from shared_data import REPO_ROOT
+
+    page.goto(base_url_live + "/?kind=inference")
+    page.get_by_label("compute.accelerator").fill("h200-sxm")
+    page.locator("details.section", has_text="Upload a Hugging Face config.json").locator("summary").click()
+    page.get_by_label("config.json").set_input_files(str(REPO_ROOT / "tests" / "fixtures" / "hf" / "qwen3-32b.json"))
+    page.get_by_test_id("compile-hf").click()
+    expect(page.get_by_test_id("note").first).to_contain_text("model read from qwen3-32b.json")
+    expect(page.get_by_test_id("verdict")).to_be_visible()
+    expect(page.get_by_label("model.layers", exact=True)).to_have_value("64")

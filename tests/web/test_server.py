@@ -186,3 +186,45 @@ def test_the_rate_limit_answers_429_with_retry_after() -> None:
         assert codes[:5] == [200] * 5 and codes[-1] == 429
         r = httpx.get(url + "/api/examples")
         assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1 and r.json()["error"]["field"] == "rate"
+
+
+def test_an_uploaded_config_json_and_yaml_file_compile(base_url_live: str) -> None:
+    hf = (REPO_ROOT / "tests" / "fixtures" / "hf" / "mixtral-8x7b.json").read_bytes()
+    form = {"kind": "inference", "source": "hf", "state_intake": "{}", "state_pins": "{}",
+            "f:compute.accelerator": "h100-sxm", "f:serving.weights": "fp8"}
+    r = httpx.post(base_url_live + "/compile", data=form, files={"hf_config": ("config.json", hf)}, headers=HTML,
+                   timeout=120)
+    assert r.status_code == 200, r.text[:500]
+    assert 'data-testid="note">model read from config.json' in r.text and 'data-testid="verdict"' in r.text
+    assert "moe.experts" in r.text and 'value="8"' in r.text      # the architecture is now in the form
+    yaml_file = (REPO_ROOT / "examples" / "hpc-cfd-lbm.yaml").read_bytes()
+    r = httpx.post(base_url_live + "/compile", data={"kind": "training", "source": "yaml"},
+                   files={"yaml_file": ("lbm.yaml", yaml_file)}, headers=HTML, timeout=120)
+    assert r.status_code == 200 and 'aria-selected="true" data-testid="kind-hpc"' in r.text
+
+
+def test_wkc_serve_prints_the_database_and_serves_an_example(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import time
+
+    from live_server import free_port
+
+    port = free_port()
+    env = {**os.environ, "WKC_DATABASE_URL": f"sqlite:///{tmp_path / 'serve.sqlite3'}"}
+    proc = subprocess.Popen([sys.executable, "-m", "workload_compiler.cli.main", "serve", "--port", str(port)],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env, cwd=REPO_ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                page = httpx.get(f"http://127.0.0.1:{port}/", headers=HTML, timeout=60)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and proc.poll() is None, "wkc serve did not start"
+                time.sleep(0.3)
+        assert page.status_code == 200 and 'data-testid="verdict"' in page.text and "GPT-3 175B" in page.text
+    finally:
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=30)
+    assert f"database: SQLite file {tmp_path / 'serve.sqlite3'}" in stderr
+    assert f"workbench: http://localhost:{port}/" in stderr

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Request, UploadFile
+from fastapi import APIRouter, Request
+from starlette.datastructures import UploadFile
 from fastapi.responses import HTMLResponse, Response
 
 from ..errors import InputError
@@ -67,10 +68,12 @@ def intake_tab(request: Request, kind: str) -> HTMLResponse:
     return _bench(request, workbench_context(k, {"kind": k}, {}, None))
 
 
-async def _form(request: Request) -> tuple[dict[str, str], dict[str, UploadFile]]:
-    form = await request.form()
-    values = {k: v for k, v in form.multi_items() if isinstance(v, str)}
-    files = {k: v for k, v in form.multi_items() if isinstance(v, UploadFile) and v.filename}
+async def _form(request: Request) -> tuple[dict[str, str], dict[str, tuple[str, bytes]]]:
+    """The posted fields, and the uploaded files as (file name, bytes) (the spooled files are closed)."""
+    async with request.form() as form:
+        values = {k: v for k, v in form.multi_items() if isinstance(v, str)}
+        files = {k: (v.filename or k, await v.read()) for k, v in form.multi_items()
+                 if isinstance(v, UploadFile) and v.filename}
     return values, files
 
 
@@ -83,7 +86,7 @@ async def compile_page(request: Request) -> HTMLResponse:
     notes: list[str] = []
     if source == "yaml":
         upload = files.get("yaml_file")
-        text = (await upload.read()).decode("utf-8", "replace") if upload else values.get("yaml", "")
+        text = upload[1].decode("utf-8", "replace") if upload else values.get("yaml", "")
         intake = parse_yaml_text(text)
         kind = _kind(intake.get("kind"))
     else:
@@ -92,7 +95,7 @@ async def compile_page(request: Request) -> HTMLResponse:
             upload = files.get("hf_config")
             if upload is None:
                 raise InputError("hf_config", None, "a config.json file to upload")
-            model, notes = model_from_hf(await upload.read(), upload.filename or "config.json")
+            model, notes = model_from_hf(upload[1], upload[0])
             intake["model"] = model
     return _compile_view(request, kind, intake, pins, prev_key=values.get("prev_key", ""), notes=notes,
                          project=values.get("project") or None)
