@@ -70,14 +70,15 @@ def test_fill_compile_pin_save_diff_download(page: Page, base_url_live: str, art
     expect(page.get_by_test_id("saved")).to_contain_text("acme-gpt3 REV 02")
 
     # the reports of the current state
-    with page.expect_download() as html_dl:
-        page.get_by_test_id("download-html").click()
+    slow = 180_000  # a PDF of ~20 pages on a shared 2-core machine
+    with page.expect_download(timeout=slow) as html_dl:
+        page.get_by_test_id("download-html").click(timeout=slow)
     html_file = tmp_path / "report.html"
     html_dl.value.save_as(html_file)
     html = html_file.read_text(encoding="utf-8")
     assert html.count("<svg") >= 4 and "facility power" in html and "<script" not in html
-    with page.expect_download() as pdf_dl:
-        page.get_by_test_id("download-pdf").click()
+    with page.expect_download(timeout=slow) as pdf_dl:
+        page.get_by_test_id("download-pdf").click(timeout=slow)
     pdf_file = tmp_path / "report.pdf"
     pdf_dl.value.save_as(pdf_file)
     assert pdf_file.read_bytes().startswith(b"%PDF")
