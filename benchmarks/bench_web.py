@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from live_server import serve  # noqa: E402
 from workload_compiler.intake.load import read_intake  # noqa: E402
+from workload_compiler.web.sources import jsonable  # noqa: E402
 from workload_compiler.web.settings import Settings  # noqa: E402
 
 GOAL_P95_MS = 100.0
@@ -50,14 +51,14 @@ def timing(response: httpx.Response) -> dict[str, float]:
     return out
 
 
-def recompile_part(url: str, repeats: int, budget_s: float) -> None:
+def recompile_part(url: str, repeats: int, budget_s: float, only: set[str]) -> None:
     print(f"Recompile (POST /pin, a new facility.power each time), up to {repeats} requests per example "
           f"(or {budget_s:.0f} s, at least 3)")
     print(f"{'example':<28} {'n':>3} {'app p50':>8} {'app p95':>8} {'compile p95':>12} {'cached p95':>11} "
           f"{'goal':>6}  ratio (goal / app p95)")
     for path in sorted((ROOT / "examples").glob("*.yaml")):
-        intake = read_intake(path)
-        if intake.get("kind") != "training":
+        intake = jsonable(read_intake(path))
+        if intake.get("kind") != "training" or (only and path.stem not in only):
             continue
         app_ms, compile_ms, cached_ms = [], [], []
         started = time.perf_counter()
@@ -140,6 +141,7 @@ def main() -> None:
     parser.add_argument("--ops", type=int, default=200)
     parser.add_argument("--db", default=None, help="database URL (default: a temporary SQLite file)")
     parser.add_argument("--skip-load", action="store_true")
+    parser.add_argument("--examples", default="", help="comma-separated example names (default: every training one)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         db = args.db or f"sqlite:///{Path(tmp) / 'bench.sqlite3'}"
@@ -147,7 +149,7 @@ def main() -> None:
             load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
             print(f"server {url}, database {db.split('?')[0]}; load average {' '.join(load)} "
                   f"(a shared machine: figures scale with it)")
-            recompile_part(url, args.repeats, args.budget)
+            recompile_part(url, args.repeats, args.budget, {e for e in args.examples.split(',') if e})
             if not args.skip_load:
                 load_part(url, args.clients, args.ops)
 

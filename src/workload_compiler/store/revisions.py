@@ -9,9 +9,10 @@ leaves the last committed revision as it was.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 from sqlalchemy import Engine, func, select
@@ -76,6 +77,12 @@ class StoredRevision:
         return SystemSpec.model_validate(self.result)
 
 
+def _iso(value: Any) -> str:
+    if isinstance(value, date | datetime | time):
+        return value.isoformat()
+    raise InputError("intake", type(value).__name__, "values JSON can hold (text, numbers, lists, mappings, dates)")
+
+
 def _utc(t: datetime) -> datetime:
     """SQLite hands back naive datetimes; every stored time is UTC."""
     return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
@@ -125,6 +132,8 @@ class Store:
         """Append the next revision of `project` (created on first save) and commit it."""
         name = check_project_name(project)
         result = spec.model_dump(mode="json")
+        intake = json.loads(json.dumps(intake, default=_iso))  # YAML dates as ISO text, as JSON holds them
+        pins = json.loads(json.dumps(dict(pins), default=_iso))
         stamp = versions()
         for attempt in range(_RETRIES):
             try:

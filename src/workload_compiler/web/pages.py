@@ -7,8 +7,8 @@ from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Request
-from starlette.datastructures import UploadFile
 from fastapi.responses import HTMLResponse, Response
+from starlette.datastructures import UploadFile
 
 from ..errors import InputError
 from ..report.diff_view import sections as diff_sections

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,17 @@ def _count_nodes(node: Any, budget: list[int]) -> None:
             _count_nodes(v, budget)
 
 
+def jsonable(data: dict[str, Any]) -> dict[str, Any]:
+    """The intake as JSON holds it: YAML dates and times become ISO text (the models read it back),
+    so the page's state, the cache key and a stored revision all see the same mapping."""
+    def iso(value: Any) -> str:
+        if isinstance(value, date | datetime | time):
+            return value.isoformat()
+        raise InputError("yaml", type(value).__name__, "plain YAML values (text, numbers, lists, mappings, dates)")
+    result: dict[str, Any] = json.loads(json.dumps(data, default=iso))
+    return result
+
+
 def parse_yaml_text(text: str, field: str = "yaml") -> dict[str, Any]:
     """A YAML intake from text: one mapping, bounded in size (an alias bomb is refused)."""
     try:
@@ -64,7 +76,7 @@ def parse_yaml_text(text: str, field: str = "yaml") -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError(field, type(data).__name__, "a YAML mapping with a 'kind' key (training, inference, hpc)")
     _count_nodes(data, [MAX_YAML_NODES])
-    return data
+    return jsonable(data)
 
 
 def model_from_hf(raw: bytes, origin: str) -> tuple[dict[str, Any], list[str]]:
@@ -114,4 +126,4 @@ def state_from_json(intake_json: str, pins_json: str) -> tuple[dict[str, Any], d
     return intake, pins
 
 
-__all__ = ["example_intake", "example_names", "examples_dir", "model_from_hf", "parse_yaml_text", "state_from_json"]
+__all__ = ["example_intake", "example_names", "examples_dir", "jsonable", "model_from_hf", "parse_yaml_text", "state_from_json"]
