@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from live_server import serve  # noqa: E402
 from workload_compiler.intake.load import read_intake  # noqa: E402
-from workload_compiler.web.sources import jsonable  # noqa: E402
 from workload_compiler.web.settings import Settings  # noqa: E402
+from workload_compiler.web.sources import jsonable  # noqa: E402
 
 GOAL_P95_MS = 100.0
 LOAD_EXAMPLE = "llama3-70b-plan"

@@ -162,3 +162,14 @@ def test_revision_labels_parse(text: str, number: int) -> None:
 def test_bad_revision_labels_are_input_errors(text: str) -> None:
     with pytest.raises(InputError, match="revision"):
         parse_rev(text)
+
+
+def test_an_intake_with_a_yaml_date_is_stored_as_iso_text(db_url: str, gpt3) -> None:  # type: ignore[no-untyped-def]
+    import datetime
+
+    intake, base, _ = gpt3
+    dated = {**intake, "boundary": {"cells": [{"layer": "Facility", "when": datetime.date(2026, 1, 15)}]}}
+    store = Store.open(db_url)
+    store.save("dated", dated, {}, base)
+    assert store.revision("dated", 1).intake["boundary"]["cells"][0]["when"] == "2026-01-15"
+    store.close()

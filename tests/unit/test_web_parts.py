@@ -103,3 +103,13 @@ def test_diff_documents_orders_inputs_outputs_assumptions() -> None:
     assert [c.path for c in diff.inputs] == ["facility.power"]
     assert [c.path for c in diff.outputs] == ["objective.t_s"]  # the tool's own wall time is not an output
     assert [(c.path, c.kind) for c in diff.assumptions] == [("x", "removed")]
+
+
+def test_yaml_dates_become_iso_text_for_the_page_and_the_store() -> None:
+    from workload_compiler.web.sources import jsonable
+
+    intake = parse_yaml_text("kind: training\nboundary: {cells: [{layer: Facility, when: 2026-01-15}]}\n")
+    assert intake["boundary"]["cells"][0]["when"] == "2026-01-15"
+    assert json.loads(json.dumps(intake)) == intake
+    with pytest.raises(InputError):
+        jsonable({"kind": "training", "x": object()})

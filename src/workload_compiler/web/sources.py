@@ -126,4 +126,5 @@ def state_from_json(intake_json: str, pins_json: str) -> tuple[dict[str, Any], d
     return intake, pins
 
 
-__all__ = ["example_intake", "example_names", "examples_dir", "jsonable", "model_from_hf", "parse_yaml_text", "state_from_json"]
+__all__ = ["example_intake", "example_names", "examples_dir", "jsonable", "model_from_hf", "parse_yaml_text",
+           "state_from_json"]
