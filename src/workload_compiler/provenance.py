@@ -58,6 +58,8 @@ class Trace:
         self.provenance[path] = Provenance(source=Source.DERIVED, formula=formula)
         return value
 
-    def measured(self, path: str, value: Any, machine: str) -> Any:
-        self.provenance[path] = Provenance(source=Source.MEASURED, machine=machine)
+    def measured(self, path: str, value: Any, machine: str, formula: str | None = None,
+                 why: str | None = None) -> Any:
+        """A value measured on `machine`, or (with `formula`) computed from rates measured there."""
+        self.provenance[path] = Provenance(source=Source.MEASURED, machine=machine, formula=formula, why=why)
         return value

@@ -103,6 +103,18 @@ def parse_byte_rate(value: Any, field: str = "value") -> float:
     return parse_bytes(size, field) / parse_duration("1" + per.strip(), field)
 
 
+_BIT_RATE_UNIT = {"": 1.0, "b/s": 1.0, "bps": 1.0, "kb/s": 1e3, "kbps": 1e3, "k": 1e3, "mb/s": 1e6, "mbps": 1e6,
+                  "m": 1e6, "gb/s": 1e9, "gbps": 1e9, "gbit/s": 1e9, "g": 1e9, "tb/s": 1e12, "tbps": 1e12, "t": 1e12}
+
+
+def parse_bit_rate(value: Any, field: str = "value") -> float:
+    """A link rate in bits per second: '400Gb/s', '400G', '400 Gbps', '800Gbit/s'; a bare number is bits/s.
+    Bytes are not accepted here (a NIC's speed is quoted in bits: 400G NDR = 50 GB/s)."""
+    if isinstance(value, str) and re.search(r"[0-9.]\s*[kmgtKMGT]?B(/s|ps)", value):
+        raise InputError(field, value, "a link rate in bits per second such as 400Gb/s (not bytes)")
+    return _parse_with(value, field, _BIT_RATE_UNIT, "a link rate such as 400Gb/s, 400G or 200Gbps")
+
+
 def validated_by(parser: Any) -> BeforeValidator:
     """A pydantic validator that parses a quantity at the boundary and lets None through."""
     return BeforeValidator(lambda v: v if v is None else parser(v))
@@ -121,6 +133,7 @@ Watts = Annotated[float, validated_by(parse_power), typed_as_text("power", "2.5M
 Seconds = Annotated[float, validated_by(parse_duration), typed_as_text("duration", "30d", "24h", "50ms")]
 PerSecond = Annotated[float, validated_by(parse_rate), typed_as_text("rate", "20/s", "1200/min")]
 BytesPerSecond = Annotated[float, validated_by(parse_byte_rate), typed_as_text("byte_rate", "250GB/s", "2GiB/s")]
+BitsPerSecond = Annotated[float, validated_by(parse_bit_rate), typed_as_text("bit_rate", "400Gb/s", "800Gbps")]
 
 
 def _scaled(value: float, steps: list[tuple[float, str]], digits: int) -> str:

@@ -89,3 +89,39 @@ def test_model_that_fits_nowhere_exits_3_naming_memory(tmp_path: Path) -> None:
     assert result.exit_code == 3
     doc = json.loads(result.stdout)
     assert doc["feasible"] is False and "memory" in doc["binding_constraint"]
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "intake.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+TRAIN_ON = """kind: training
+model: {preset: llama3-8b}
+training: {tokens: 100B, seq_len: 4096, global_batch_size: 256}
+compute: {accelerator: %s, gpus: 32}
+"""
+
+
+def test_a_missing_node_power_is_not_sized_not_an_error(tmp_path: Path) -> None:
+    """Issue 7: `wkc compile` failed with exit 2 on mi300x ("node_max_power_w: None is not
+    allowed"). Now: exit 0, the facility layer not sized with the missing catalog field, the
+    other layers filled; the terminal and Markdown reports render it."""
+    path = _write(tmp_path, TRAIN_ON % "mi300x")
+    code, doc = compile_json(path)
+    assert code == 0 and doc["feasible"] is True
+    assert doc["facility"]["missing"] == ["systems.mi300x-oam-8.node_max_power_w"]
+    assert doc["not_sized"]["facility"].startswith("not sized")
+    assert doc["compute"]["gpus"] == 32 and doc["fabric"] and doc["storage"] and doc["software"]
+    for flag in ([], ["--md"]):
+        result = runner.invoke(app, ["compile", str(path), *flag])
+        assert result.exit_code == 0 and "node_max_power_w" in result.stdout and "Traceback" not in result.stdout
+
+
+def test_a_missing_compute_number_is_an_answer_with_the_gap_named(tmp_path: Path) -> None:
+    """V100 has no BF16 (catalog null): exit 3 (an answer), the gap named, no traceback."""
+    code, doc = compile_json(_write(tmp_path, TRAIN_ON % "v100"))
+    assert code == 3 and doc["feasible"] is False
+    assert "accelerators.v100.peak_flops.bf16" in doc["binding_constraint"]
+    assert doc["objective"]["total_flops"] > 0 and "compute" in doc["not_sized"]

@@ -19,9 +19,11 @@ def test_one_trillion_in_30_days_on_256_gpus() -> None:
                   if a.get("gpus") and a.get("time_to_train_s") and a.get("it_power_w")]
     assert len({a["name"] for a in doc["alternatives"]}) >= 4
     assert len(quantified) >= 3
-    # At least one alternative meets the 30-day target, and it needs more than the 256 GPUs.
+    # At least one alternative meets the 30-day target; those that keep the 1T model on 1T tokens
+    # need more than the 256 GPUs (a smaller model or fewer tokens may fit them).
     meeting = [a for a in quantified if a["meets_target"]]
-    assert meeting and all(a["gpus"] > 256 for a in meeting)
+    same_work = [a for a in meeting if a["lever"] not in ("model", "tokens")]
+    assert same_work and all(a["gpus"] > 256 for a in same_work)
 
 
 def test_fit_answers_the_hall_question() -> None:

@@ -72,3 +72,18 @@ def test_missing_data_and_unknown_group_are_input_errors(app: typer.Typer, tmp_p
     assert code == 2 and "training_public.yaml" in text
     code, text = _run(app, "--group", "nosuch", "--calibration", str(calibration))
     assert code == 2 and "dgxc" in text
+
+
+def test_hpc_suite_with_leave_one_gpu_out(app: typer.Typer, calibration: Path) -> None:
+    """Issue 7 goals for the HPC suite, as `wkc validate --suite hpc --leave-one-gpu-out` reports
+    them (measured 2026-12 on hpc_public.yaml: in sample 6.6%; held out a100 7.5%, gh200 5.0%,
+    h100 7.2%, v100 4.1%; mi250x 41.1% - the only AMD GPU, so its AMD shares stay at the priors)."""
+    code, text = _run(app, "--suite", "hpc", "--leave-one-gpu-out", "--json", "--calibration", str(calibration))
+    assert code == 0
+    s = json.loads(text)["hpc_summary"]
+    assert s["in_sample_mape"] <= 0.070
+    logo = s["leave_one_gpu_out_by_family"]
+    assert {"a100", "gh200", "h100", "v100", "mi250x"} <= set(logo)
+    assert all(logo[f] <= 0.10 for f in ("a100", "gh200", "h100", "v100")), logo
+    code, text = _run(app, "--suite", "training", "--leave-one-gpu-out", "--calibration", str(calibration))
+    assert code == 2 and "--suite hpc" in text

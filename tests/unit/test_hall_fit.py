@@ -89,9 +89,11 @@ def test_hall_accepts_unit_strings_and_rejects_negative_power():
 
 
 def test_system_without_published_power_is_reported_not_sized():
-    dgx_b300 = load_catalog().systems["dgx-b300"]  # catalog: max power not published
-    (fit,) = fit_hall(Hall(power_w=2e6, rack_power_w=60e3, cooling="air"), [dgx_b300])
+    # A generic MI300X platform: node power depends on the OEM and is not published (catalog null).
+    platform = load_catalog().systems["mi300x-oam-8"]
+    (fit,) = fit_hall(Hall(power_w=2e6, rack_power_w=60e3, cooling="air"), [platform])
     assert not fit.feasible and fit.binding == "unknown power"
+    assert fit.detail.startswith("not sized") and "systems.mi300x-oam-8.node_max_power_w" in fit.detail
 
 
 def test_catalog_systems_and_gpu_filter():

@@ -1,5 +1,6 @@
 """`kind: hpc` intake -> compile_hpc result sections: keys, provenance, targets, bad input."""
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -90,9 +91,6 @@ def test_bad_input_is_clear() -> None:
         _compile({**MD, "problem": {"size": 0}})
     with pytest.raises(InputError, match=r"problem\.unit"):
         _compile({**MD, "problem": {"size": "1M", "unit": "cells"}})
-    with pytest.raises(InputError, match="fp64"):
-        _compile({"application": {"class": "cfd_fv"}, "problem": {"size": "10M"}, "precision": "fp64",
-                  "compute": {"accelerator": "mi355x"}})
     with pytest.raises(InputError, match="steps"):
         _compile({**MD, "steps": 10, "simulated_time": "1ns", "timestep": "2fs"})
 
@@ -103,8 +101,24 @@ def test_fp64_cut_on_b300_is_a_warning() -> None:
     assert any("FP64" in w for w in r["compute"]["warnings"])
 
 
+def test_a_peak_the_catalog_lacks_leaves_compute_not_sized_and_keeps_the_objective() -> None:
+    """Gaudi 3 publishes no FP64 rate (catalog null): the compute layer is not sized, the reason
+    names the catalog field, the objective (FLOPs, bytes) is still there; nothing is raised."""
+    r, _ = _compile({"application": {"class": "cfd_fv"}, "problem": {"size": "10M"}, "precision": "fp64",
+                     "steps": 100, "compute": {"accelerator": "gaudi3"}})
+    assert r["feasible"] is False and "accelerators.gaudi3.peak_flops.fp64" in r["binding_constraint"]
+    assert "accelerators.gaudi3.peak_flops.fp64" in r["compute"]["missing"]
+    assert r["compute"]["not_sized"].startswith("not sized")
+    assert r["objective"]["total_flops"] > 0 and r["objective"]["total_bytes"] > 0
+    assert all(r[layer]["not_sized"] for layer in ("hpc", "storage", "fabric", "software", "facility"))
+
+
 def test_unknown_gpu_to_gpu_bandwidth_limits_to_one_gpu_with_a_warning() -> None:
-    r, _ = _compile({**MD, "compute": {"accelerator": "mi250x-gcd"}, "target": {"time_to_solution": "1h"}})
+    acc = CAT.accelerators["mi250x-gcd"]
+    unknown = acc.model_copy(update={"scale_up_bandwidth_bytes_per_s": None})
+    cat = dataclasses.replace(CAT, accelerators={**CAT.accelerators, acc.id: unknown})
+    r = compile_hpc(parse_workload({"kind": "hpc", **MD, "compute": {"accelerator": "mi250x-gcd"},  # type: ignore[arg-type]
+                                    "target": {"time_to_solution": "1h"}}), cat, Trace())
     assert r["compute"]["gpus"] == 1 and any("scale-up" in w for w in r["compute"]["warnings"])
 
 

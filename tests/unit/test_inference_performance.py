@@ -1,6 +1,7 @@
 """The serving step model against the NVIDIA TensorRT-LLM perf-overview tables (v1.0-era,
-docs/source/performance/perf-overview.md @00f37686; trtllm-bench offline max throughput, FP8
-checkpoints), as copied in /work/shared/calibration/inference_public.yaml `entries`.
+docs/source/performance/perf-overview.md @00f37686; trtllm-bench offline max throughput), as
+copied in /work/shared/calibration/inference_public.yaml `entries` (H100/H200, FP8 checkpoints)
+and inference_added.yaml `entries` (B200, NVFP4 checkpoints).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import yaml
 
 from shared_data import calibration_dir, require
 from workload_compiler.arch.presets import preset_arch
@@ -27,9 +29,10 @@ from workload_compiler.validation.inference_records import (
 CALIBRATION = calibration_dir()
 
 
-def _case(preset: str, acc: str, tp: int, isl: int, osl: int, published: float) -> ThroughputCase:
-    m = served_model(preset_arch(preset), "fp8", "fp8")
-    dev = serving_device(load_catalog(), acc, None, "fp8", "fp8").device
+def _case(preset: str, acc: str, tp: int, isl: int, osl: int, published: float,
+          weights: str = "fp8") -> ThroughputCase:
+    m = served_model(preset_arch(preset), weights, "fp8")
+    dev = serving_device(load_catalog(), acc, None, weights, "fp8").device
     bs, tokens = trtllm_bench_caps(m, tp, 1, isl, osl, dev.hw.hbm_bytes)
     eng = replace(engine("trtllm"), memory_fraction=0.95, max_batch_size=bs, max_num_tokens=tokens)
     ep = tp if m.arch.is_moe else 1
@@ -37,38 +40,83 @@ def _case(preset: str, acc: str, tp: int, isl: int, osl: int, published: float) 
                           engine=eng, isl=isl, osl=osl, published=published, assumptions=())
 
 
-@pytest.mark.parametrize(("preset", "acc", "tp", "isl", "osl", "published"), [
+@pytest.mark.parametrize(("preset", "acc", "tp", "isl", "osl", "published", "weights"), [
     # perf-overview "Llama 3.3 70B" table, H200 TP1 (FP8) column, 1000/1000 row: 2,909 tok/s
-    ("llama3.3-70b", "h200-sxm", 1, 1000, 1000, 2909.0),
+    ("llama3.3-70b", "h200-sxm", 1, 1000, 1000, 2909.0, "fp8"),
     # same table, H100 TP2 column, 2048/2048 row: 3,082 total = 1,541 per GPU
-    ("llama3.3-70b", "h100-sxm", 2, 2048, 2048, 1541.0),
+    ("llama3.3-70b", "h100-sxm", 2, 2048, 2048, 1541.0, "fp8"),
     # "Llama 3.1 8B" table, H100 TP1, 128/2048: 22,714 tok/s (memory-bound decode, KV-limited)
-    ("llama3.1-8b", "h100-sxm", 1, 128, 2048, 22714.0),
+    ("llama3.1-8b", "h100-sxm", 1, 128, 2048, 22714.0, "fp8"),
     # "Llama 3.1 8B" table, H200 TP1, 2048/128: 3,538 tok/s (prefill, compute-bound)
-    ("llama3.1-8b", "h200-sxm", 1, 2048, 128, 3538.0),
+    ("llama3.1-8b", "h200-sxm", 1, 2048, 128, 3538.0, "fp8"),
     # "Llama 3.1 405B" table, H100 TP8, 2048/2048: 2,296 total = 287 per GPU
-    ("llama3.1-405b", "h100-sxm", 8, 2048, 2048, 287.0),
+    ("llama3.1-405b", "h100-sxm", 8, 2048, 2048, 287.0, "fp8"),
     # "Qwen3-235B-A22B" table (MoE), H200 TP8, 1000/2000: 22,061 total = 2,757.6 per GPU
-    ("qwen3-235b-a22b", "h200-sxm", 8, 1000, 2000, 2757.6),
+    ("qwen3-235b-a22b", "h200-sxm", 8, 1000, 2000, 2757.6, "fp8"),
+    # "Llama 3.3 70B" table, B200 TP1 (FP4) column, 1000/1000 row: 7,007 tok/s (NVFP4 checkpoint)
+    ("llama3.3-70b", "b200", 1, 1000, 1000, 7007.0, "nvfp4"),
+    # "Llama 3.1 405B" table, B200 TP4 (FP4), 2048/2048: 4,212 total = 1,053 per GPU
+    ("llama3.1-405b", "b200", 4, 2048, 2048, 1053.0, "nvfp4"),
+    # "Llama 3.1 405B" table, B200 TP4 (FP4), 2048/128: 749 total = 187.2 per GPU (prefill-bound)
+    ("llama3.1-405b", "b200", 4, 2048, 128, 187.2, "nvfp4"),
+    # "Qwen3-235B-A22B" table, B200 TP8 (FP4), 500/2000: 57,117 total = 7,139.6 per GPU
+    ("qwen3-235b-a22b", "b200", 8, 500, 2000, 7139.6, "nvfp4"),
 ])
 def test_published_rows_within_15_percent(preset: str, acc: str, tp: int, isl: int, osl: int,
-                                          published: float) -> None:
-    predicted, _ = predict_throughput(_case(preset, acc, tp, isl, osl, published))
+                                          published: float, weights: str) -> None:
+    predicted, _ = predict_throughput(_case(preset, acc, tp, isl, osl, published, weights))
     assert predicted == pytest.approx(published, rel=0.15)
 
 
-def test_all_trtllm_rows_mape_at_most_8_percent() -> None:
-    """Goal of the issue: MAPE <= 8% on the 77 H100/H200 rows; dense and MoE reported apart."""
+def test_all_trtllm_rows_of_both_files_within_the_budget() -> None:
+    """Issue 7: tokens/s per GPU MAPE <= 8% over every row incl. the B200 FP4 ones. The budgets are
+    the fit's in-sample figures (inference/fitted.py) plus ~1 point: all 6.3%, Hopper FP8 dense
+    5.3%, Hopper FP8 MoE 10.5%, Blackwell NVFP4 5.8%."""
     from workload_compiler.validation.inference_records import inference_rows
     require(CALIBRATION)
     rows, _ = inference_rows(CALIBRATION)
     tput = [r for r in rows if r.quantity == "output_tokens_per_s_per_gpu"]
-    assert len(tput) == 77
-    errors = np.array([abs(r.error) for r in tput])
-    dense = np.array([abs(r.error) for r in tput if r.group == "trtllm_dense"])
-    assert errors.mean() <= 0.08
-    assert dense.mean() <= 0.08
-    assert errors.max() <= 0.35   # the worst row is reported, and bounded
+    assert len(tput) == 107                  # 77 (inference_public.yaml) + 30 (inference_added.yaml)
+
+    def mape(kind: str) -> float:
+        return float(np.mean([abs(r.error) for r in tput if kind in r.kind]))
+
+    assert float(np.mean([abs(r.error) for r in tput])) <= 0.07
+    assert mape("Hopper dense fp8") <= 0.065
+    assert mape("Hopper moe fp8") <= 0.115
+    assert mape("Blackwell") <= 0.07
+    assert mape("Blackwell dense fp4") <= 0.06
+    assert mape("Blackwell moe fp4") <= 0.09
+    assert max(abs(r.error) for r in tput) <= 0.30   # the worst row is reported, and bounded
+
+
+def test_every_entry_of_both_files_is_scored_or_skipped_with_its_reason() -> None:
+    from workload_compiler.validation.inference_records import INFERENCE_FILES, inference_rows
+    require(CALIBRATION)
+    ids = []
+    for name in INFERENCE_FILES:
+        with (CALIBRATION / name).open(encoding="utf-8") as fh:
+            ids += [e["id"] for e in yaml.safe_load(fh)["entries"]]
+    rows, skipped = inference_rows(CALIBRATION)
+    scored = {r.id for r in rows if r.quantity == "output_tokens_per_s_per_gpu"}
+    listed = {s.id for s in skipped if s.group == "trtllm"}
+    assert scored | listed == set(ids) and not scored & listed
+    assert all(s.reason for s in skipped)
+    kinds = {r.kind for r in rows if r.id in scored}
+    assert kinds == {"Hopper dense fp8", "Hopper moe fp8", "Blackwell dense fp4", "Blackwell moe fp4"}
+
+
+def test_unsupported_entries_name_the_missing_feature() -> None:
+    from workload_compiler.validation.inference_records import throughput_cases
+    base = {"id": "x", "model": "Llama 3.3 70B", "hardware": "B200-180GB", "precision": "fp4", "tp": 1,
+            "pp": 1, "ep": None, "attention_dp": None, "isl": 128, "osl": 128,
+            "measured": {"output_tok_s_per_gpu": 1.0}}
+    for change, words in (({"model": "Llama 4 Scout"}, "architecture preset"),
+                          ({"hardware": "RTX 6000 Pro"}, "catalog accelerator"),
+                          ({"precision": "int4"}, "checkpoint rule"),
+                          ({"pp": 2}, "pipeline parallelism")):
+        cases, skipped = throughput_cases({"entries": [base | change]})
+        assert not cases and words in skipped[0].reason
 
 
 def test_decode_is_memory_bound_and_prefill_compute_bound() -> None:
@@ -101,14 +149,17 @@ def test_step_time_grows_with_batch_and_context_and_tp_adds_all_reduce() -> None
 
 
 def test_more_hbm_bandwidth_speeds_decode_not_prefill() -> None:
-    """H100 and H200 share the FP8 peak (1,979 TFLOP/s) but not HBM (3.35 vs 4.8 TB/s)."""
+    """H100 and H200 share the FP8 peak (1,979 TFLOP/s) but not HBM (3.35 vs 4.8 TB/s). Decode
+    speeds up by the sustained-bandwidth ratio (datasheet x measured kernel ceiling), less than
+    the datasheet's 1.43x; a prefill chunk not at all."""
     m = served_model(preset_arch("llama3.1-8b"), "fp8", "fp8")
     cat = load_catalog()
     h100 = serving_device(cat, "h100-sxm", None, "fp8", "fp8").device
     h200 = serving_device(cat, "h200-sxm", None, "fp8", "fp8").device
     lay = ServingLayout.of()
     kw = dict(decode_seqs=64, prefill_tokens=0, decode_context=2048, prefill_context=0)
-    assert float(step_time(m, h200, lay, **kw).total_s) < 0.8 * float(step_time(m, h100, lay, **kw).total_s)
+    ratio = float(step_time(m, h200, lay, **kw).total_s) / float(step_time(m, h100, lay, **kw).total_s)
+    assert 3.35 / 4.8 < ratio < 0.9
     kw = dict(decode_seqs=0, prefill_tokens=16384, decode_context=0, prefill_context=2048)
     ratio = float(step_time(m, h200, lay, **kw).total_s) / float(step_time(m, h100, lay, **kw).total_s)
     assert ratio == pytest.approx(1.0, abs=0.05)

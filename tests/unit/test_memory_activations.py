@@ -112,8 +112,9 @@ def test_moe_mla_layer_tensors_written_out() -> None:
     # per routed (token, expert) pair: dispatched input, fc1 (gate + up), act out, expert output
     assert c.expert_in == 2 * h + 2 * h
     assert c.expert_hidden == 2 * 2 * fe + 2 * fe
-    # low-rank q/kv paths (norm input and up-projection input each) + router logits, replicated
-    assert c.replicated == 8 * h + 4 * m.mla_q_lora_rank + 4 * m.mla_kv_lora_rank + 4 * e
+    # low-rank q/kv paths (norm input and up-projection input each) + router probs (fp32) and the
+    # bool routing map (Megatron-Core router.py / moe_utils.permute), replicated
+    assert c.replicated == 8 * h + 4 * m.mla_q_lora_rank + 4 * m.mla_kv_lora_rank + 4 * e + 1 * e
     assert c.tp == 2 * a * qk * 2 + 2 * a * v + 4 * a + 2 * a * v + 6 * f_shared
 
 

@@ -55,7 +55,7 @@ def test_too_few_gpus_is_infeasible_and_names_model_state(tmp_path: Path) -> Non
     doc = GPT3 | {"compute": {"accelerator": "a100-sxm-80gb", "gpus": 8}}
     r = runner.invoke(app, ["plan", _write(tmp_path, doc)])
     assert r.exit_code == 3
-    assert "per replica" in r.output and "8 x a100-sxm-80gb hold 640.00 GB" in r.output
+    assert "per replica" in r.output and "8 x a100-sxm-80gb hold 680.75 GB" in r.output   # 8 x 79.25 GiB visible
     assert "Traceback" not in r.output
 
 

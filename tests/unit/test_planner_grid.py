@@ -51,7 +51,9 @@ def _split(a: ModelArch, pp: int, vp: int, split: str) -> tuple[int, int, int] |
 def _ok(a: ModelArch, s: TrainingSetup, hw: Hardware, tp: int, pp: int, dp: int, cp: int, ep: int, etp: int,
         vp: int, mbs: int, zero: int, sp_pin: bool | None) -> bool:
     sp = tp > 1 and sp_pin is not False
-    if tp > hw.scale_up_domain_gpus or a.attention_heads % tp or a.kv_heads % tp or a.ffn_hidden_size % tp:
+    if tp > hw.scale_up_domain_gpus or a.attention_heads % tp or a.kv_heads % tp:
+        return False
+    if a.dense_mlp_layers and a.ffn_hidden_size % tp:      # an all-MoE model has no dense MLP to split
         return False
     if pp > a.layers or (vp > 1 and pp == 1):
         return False

@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from ..errors import InputError
-from ..perf.layout import Hardware
+from ..errors import CatalogGap, InputError
+from ..perf.layout import Hardware, MeasuredRates
 from .schema import Accelerator, Nic, Switch, System
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -62,6 +62,15 @@ class Catalog:
     aliases: dict[str, dict[str, str]] = field(default_factory=dict)   # kind -> alias -> id
     default_systems: dict[str, str] = field(default_factory=dict)      # accelerator id -> system id
     tables: dict[str, Any] = field(default_factory=dict)               # reference tables, verbatim
+    # Rates measured on one machine, keyed (kind, id): ("accelerator", "h100-sxm"), ("node", "dgx-h100").
+    # Filled per compile by measure/apply.py; the hardware view applies them to that machine only.
+    measured: dict[tuple[str, str], MeasuredRates] = field(default_factory=dict)
+
+    def measured_rates(self, accelerator_id: str, system_id: str) -> MeasuredRates:
+        """What was measured on this accelerator (GEMM, HBM) and this node type (bus bandwidth)."""
+        acc = self.measured.get(("accelerator", accelerator_id), MeasuredRates())
+        node = self.measured.get(("node", system_id), MeasuredRates())
+        return MeasuredRates(gemm=acc.gemm, hbm_bytes_per_s=acc.hbm_bytes_per_s, busbw=node.busbw)
 
     def _find(self, kind: str, entries: Mapping[str, M], name: str) -> M:
         key = normalize(str(name))
@@ -92,9 +101,10 @@ class Catalog:
         acc = self.accelerator(accelerator_id)
         if acc.id not in self.default_systems:
             held = self.systems_for(acc.id)
-            raise InputError("compute.system", None,
-                             f"{acc.id} has no reference system; name one"
-                             + (f" of: {', '.join(held)}" if held else " in a user catalog"))
+            raise CatalogGap([f"default_systems.{acc.id}"], f"a node to hold {acc.id} (the compute layer)",
+                             field="compute.system", value=None,
+                             hint=(f"name one of: {', '.join(held)}" if held
+                                   else "add a system holding it in a user catalog directory"))
         return self.systems[self.default_systems[acc.id]]
 
     def hardware(self, accelerator_id: str, system_id: str | None = None) -> Hardware:
@@ -120,17 +130,18 @@ class Catalog:
             needed["scale_up_bandwidth_bytes_per_s"] = scale_up
         missing = [k for k, v in needed.items() if v is None]
         if missing:
-            raise InputError("compute.accelerator", acc.id,
-                             f"an accelerator whose catalog entry has {', '.join(missing)}; "
-                             f"{acc.id} does not (unknown in its sources, or not supported by the "
-                             "hardware). Add the value in a user catalog directory to model it")
+            raise CatalogGap([f"accelerators.{acc.id}.{k}" for k in missing],
+                             f"the performance model of {acc.id} (the compute layer)",
+                             field="compute.accelerator", value=acc.id,
+                             hint=("not published, or not supported by the hardware: add it in a user "
+                                   "catalog directory to model it"))
         return Hardware(
             accelerator_id=acc.id,
             system_id=sys.id,
             peak_flops_bf16=_known(acc.peak_flops.bf16),
             peak_flops_fp8=acc.peak_flops.fp8,
             peak_flops_fp4=acc.peak_flops.fp4,
-            hbm_bytes=acc.memory_bytes,
+            hbm_bytes=acc.process_memory_bytes,
             hbm_bandwidth_bytes_per_s=_known(acc.memory_bandwidth_bytes_per_s),
             scale_up_bandwidth_bytes_per_s=scale_up or 0.0,  # 0.0 only for a 1-GPU domain
             scale_up_domain_gpus=sys.scale_up_domain_gpus,
@@ -138,6 +149,7 @@ class Catalog:
             scale_out_bandwidth_bytes_per_s=(
                 sys.scale_out_nics_per_node * sys.scale_out_nic_bits_per_s / 8 / sys.gpus_per_node),
             tdp_w=_known(acc.tdp_w),
+            measured=self.measured_rates(acc.id, sys.id),
         )
 
 

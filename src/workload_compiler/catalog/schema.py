@@ -41,6 +41,9 @@ class Accelerator(BaseModel):
     form_factor: str
     memory_bytes: float = Field(
         gt=0, description="HBM capacity, bytes (decimal GB x 1e9 as the vendor states)")
+    memory_visible_bytes: float | None = Field(
+        default=None, gt=0, description="HBM the driver exposes to a process (CUDA total memory), bytes; "
+        "None = not measured, the vendor figure applies")
     memory_bandwidth_bytes_per_s: float | None = Field(
         gt=0, description="HBM peak bandwidth; None when the vendor figure is not known")
     tdp_w: float | None = Field(gt=0, description="max board/module power; None when not published")
@@ -56,9 +59,18 @@ class Accelerator(BaseModel):
     reference_id: str | None = Field(
         default=None, description="id of the entry in the shared reference hardware.yaml it was taken from")
     source: str
+    supplements: dict[str, str] = Field(
+        default_factory=dict,
+        description="fields filled beyond the reference entry (null there): dotted field -> its source")
     as_of: str = ""
     unverified: bool = False
     notes: str = ""
+
+    @property
+    def process_memory_bytes(self) -> float:
+        """What a training or serving process can allocate: the driver-visible capacity where it
+        was measured (an "80 GB" H100 exposes 79.11 GiB), else the vendor figure."""
+        return self.memory_visible_bytes or self.memory_bytes
 
 
 class System(BaseModel):

@@ -1,9 +1,13 @@
-"""`wkc fit`: watts to weights — what fits in a hall, what binds, and how long a model takes there."""
+"""`wkc fit`: watts to work — what fits in a hall, what binds, and what the hall does with a workload:
+the time to train a model (`--model`, `--tokens`), the tokens/s it serves at an SLO (`--model` with
+`--ttft`/`--tpot`/`--availability`), or any intake placed in the hall (`--intake FILE`: training,
+inference or HPC, e.g. the time to solution of a simulation)."""
 
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -11,11 +15,29 @@ from rich.table import Table
 from ..catalog.loader import load_catalog
 from ..facility import Hall
 from ..intake.common import ModelIntake
+from ..intake.load import read_intake
 from ..intake.training import TrainingRun
 from ..report.format import format_value
 from ..spine.reverse import DEFAULT_SYSTEMS, fit_model_in_hall
+from ..spine.reverse_intake import fit_intake_in_hall
 from ..units import parse_count, parse_duration
 from .common import out, user_errors
+
+
+def serving_intake(model: str, ttft: str | None, tpot: str | None, availability: str | None,
+                   input_tokens: str | None, output_tokens: str | None, weights: str | None,
+                   kv_cache_dtype: str | None) -> dict[str, Any]:
+    """An inference intake from the fit flags: no request rate, so the fleet fills the hall."""
+    serving: dict[str, Any] = {"scenario": "online"}
+    for key, value in (("weights", weights), ("kv_cache_dtype", kv_cache_dtype), ("availability", availability),
+                       ("input_tokens", input_tokens), ("output_tokens", output_tokens)):
+        if value is not None:
+            serving[key] = value
+    if ttft is not None:
+        serving["ttft"] = {"p99": ttft}
+    if tpot is not None:
+        serving["tpot"] = {"p99": tpot}
+    return {"kind": "inference", "name": f"{model} in the hall", "model": {"preset": model}, "serving": serving}
 
 
 def fit_command(
@@ -26,31 +48,56 @@ def fit_command(
     pue: Annotated[float | None, typer.Option(help="PUE (default by cooling type, an assumption)")] = None,
     floor_area: Annotated[float | None, typer.Option(help="floor area in m²")] = None,
     gpu: Annotated[str | None, typer.Option(help="only systems with this accelerator id")] = None,
-    model: Annotated[str | None, typer.Option(help="a model preset to train in the hall")] = None,
+    model: Annotated[str | None, typer.Option(help="a model preset to train (or, with serving targets, serve)")]
+    = None,
     tokens: Annotated[str | None, typer.Option(help="training tokens, e.g. 15T")] = None,
     seq_len: Annotated[int | None, typer.Option(help="sequence length")] = None,
     batch: Annotated[int | None, typer.Option(help="global batch size (sequences)")] = None,
     precision: Annotated[str | None, typer.Option(help="bf16 | fp8 | ...")] = None,
     deadline: Annotated[str | None, typer.Option(help="e.g. 30d: report the tokens trainable by then")] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    ttft: Annotated[str | None, typer.Option(help="serve --model at this p99 TTFT, e.g. 500ms")] = None,
+    tpot: Annotated[str | None, typer.Option(help="serve --model at this p99 TPOT, e.g. 50ms")] = None,
+    availability: Annotated[str | None, typer.Option(help="serving spares: n+1, n+2 or none")] = None,
+    input_tokens: Annotated[str | None, typer.Option(help="serving: prompt tokens per request")] = None,
+    output_tokens: Annotated[str | None, typer.Option(help="serving: output tokens per request")] = None,
+    weights: Annotated[str | None, typer.Option(help="serving: bf16 | fp8 | int4 | ...")] = None,
+    kv_cache_dtype: Annotated[str | None, typer.Option(help="serving: bf16 | fp8 | ...")] = None,
+    intake: Annotated[Path | None, typer.Option(help="place this intake (training, inference or HPC) in the hall")]
+    = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the rows as JSON")] = False,
 ) -> None:
-    """How many GPUs of each system fit in a hall, what binds, and (with --model) the time to train."""
+    """How many GPUs of each system fit in a hall, what binds, and what the hall does with a workload."""
+    serving = any(v is not None for v in (ttft, tpot, availability, input_tokens, output_tokens, weights,
+                                          kv_cache_dtype))
     with user_errors():
         catalog = load_catalog()
         hall = Hall(power_w=power, power_basis=basis, rack_power_w=rack_power, cooling=cooling,
                     floor_area_m2=floor_area, pue=pue, gpu=catalog.accelerator(gpu).id if gpu else None)
-        run = TrainingRun(tokens=parse_count(tokens, "--tokens") if tokens else None, seq_len=seq_len,
-                          global_batch_size=batch, precision=precision)
-        rows = fit_model_in_hall(hall, catalog, systems=DEFAULT_SYSTEMS,
-                                 model=ModelIntake(preset=model) if model else None, training=run,
-                                 deadline_s=parse_duration(deadline, "--deadline") if deadline else None)
+        if intake is not None or (serving and model):
+            data = read_intake(intake) if intake is not None else serving_intake(
+                str(model), ttft, tpot, availability, input_tokens, output_tokens, weights, kv_cache_dtype)
+            rows = fit_intake_in_hall(hall, data, catalog)
+        else:
+            run = TrainingRun(tokens=parse_count(tokens, "--tokens") if tokens else None, seq_len=seq_len,
+                              global_batch_size=batch, precision=precision)
+            rows = fit_model_in_hall(hall, catalog, systems=DEFAULT_SYSTEMS,
+                                     model=ModelIntake(preset=model) if model else None, training=run,
+                                     deadline_s=parse_duration(deadline, "--deadline") if deadline else None)
     if as_json:
         print(json.dumps({"hall": hall.model_dump(mode="json"), "systems": rows}, indent=2))
         return
+    _table(hall, basis, cooling, rows, model, deadline)
+
+
+def _table(hall: Hall, basis: str, cooling: str, rows: list[dict[str, Any]], model: str | None,
+           deadline: str | None) -> None:
     table = Table(title=f"Hall: {format_value('power_w', hall.power_w)} ({basis}), "
                         f"{format_value('rack_power_w', hall.rack_power_w)}/rack, {cooling}")
+    answers = any("answer" in r for r in rows)
     cols = ["system", "GPUs", "racks", "IT power", "facility power", "binds"]
-    if model:
+    if answers:
+        cols.append("in this hall")
+    elif model:
         cols += ["trains on", "time to train", "MFU"] + (["tokens / model size by deadline"] if deadline else [])
     for c in cols:
         table.add_column(c, overflow="fold")
@@ -58,7 +105,9 @@ def fit_command(
         cells = [r["system"], format_value("gpus", r["gpus"]), format_value("racks", r["racks"]),
                  format_value("it_power_w", r["it_power_w"]), format_value("facility_power_w", r["facility_power_w"]),
                  f"{r['binding']}: {r['detail']}"]
-        if model:
+        if answers:
+            cells.append(str(r.get("answer", "—")))
+        elif model:
             cells += [format_value("gpus", r.get("train_gpus")),
                       format_value("time_to_train_s", r.get("time_to_train_s")) if r.get("time_to_train_s")
                       else str(r.get("train_binding", "—")), format_value("mfu", r.get("mfu"))]

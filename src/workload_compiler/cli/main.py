@@ -19,10 +19,11 @@ app = typer.Typer(
 )
 
 # Each module defines `register(app)`; the order here is the order of `wkc --help`.
-_COMMAND_MODULES = {"compile": "compile_cmd", "plan": "plan_cmd", "fit": "fit_cmd", "memory": "memory_cmd",
-                    "validate": "validate_cmd", "catalog": "catalog_cmd",
-                    "supply": "supply_cmd", "schema": "schema_cmd", "serve": "serve_cmd", "save": "save_cmd",
-                    "revisions": "revisions_cmd", "diff": "diff_cmd"}
+_COMMAND_MODULES = {"compile": "compile_cmd", "plan": "plan_cmd", "fit": "fit_cmd",
+                    "sensitivity": "sensitivity_cmd", "memory": "memory_cmd", "validate": "validate_cmd",
+                    "catalog": "catalog_cmd", "supply": "supply_cmd", "profile": "profile_cmd",
+                    "calibrate": "calibrate_cmd", "node-check": "node_check_cmd", "schema": "schema_cmd",
+                    "serve": "serve_cmd", "save": "save_cmd", "revisions": "revisions_cmd", "diff": "diff_cmd"}
 
 
 @app.callback()

@@ -19,12 +19,11 @@ from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..arch.resolve import resolve_model
 from ..catalog.loader import load_catalog
 from ..errors import Infeasible, InputError
 from ..intake.load import load_workload
 from ..intake.training import TrainingWorkload
-from ..perf.layout import TrainingSetup
+from ..measure.apply import bind_measurements
 from ..perf.objective import time_to_train_s, total_training_flops
 from ..planner import (
     DeadlinePlan,
@@ -34,10 +33,8 @@ from ..planner import (
     plan_for_deadline,
     search,
 )
-from ..provenance import Trace
 from ..spine.gpu_count import check_pins
-from ..spine.training import check_precision, resolve_hardware
-from ..spine.training_defaults import resolve_run
+from ..spine.training import resolve_training
 from ..units import format_bytes_decimal, format_count, format_duration
 from .common import err, out, user_errors
 
@@ -70,13 +67,10 @@ class LazyProgress:
 
 
 def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
-    trace = Trace()
-    arch = resolve_model(w.model, trace)
-    run = resolve_run(w, arch, trace)
-    hw = resolve_hardware(w.compute, load_catalog(), trace)
-    setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size,
-                          precision=run.precision)
-    check_precision(setup, hw)
+    # the same resolution (and TrainingSetup) as compile, with the same measured rates (measure/apply.py:
+    # a measurement of another machine is refused)
+    r = resolve_training(w, bind_measurements(w, load_catalog()).catalog)
+    arch, run, hw, setup, trace = r.arch, r.run, r.hardware, r.setup, r.trace
     pins = w.compute.parallelism
     gpus = w.compute.gpus or check_pins(pins, arch, w.compute.gpus)
     published = best_published_mfu(hw.accelerator_id, setup.precision)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -53,6 +53,21 @@ def _print(report: Report, quantity: str) -> None:
               f"over {len(report.rows)} records", highlight=False)
 
 
+def _print_hpc_summary(summary: dict[str, Any]) -> None:
+    """In-sample and leave-one-GPU-out MAPE per GPU family and per application group."""
+    for by, title in (("family", "GPU family"), ("group", "application group")):
+        t = Table(title=f"HPC: in sample vs leave-one-GPU-out, by {title}", title_justify="left")
+        for col in (title, "in sample MAPE %", "leave-one-GPU-out MAPE %"):
+            t.add_column(col, justify="left" if col == title else "right")
+        for name, mape in summary[f"in_sample_by_{by}"].items():
+            logo = summary[f"leave_one_gpu_out_by_{by}"].get(name)
+            t.add_row(name, f"{mape * 100:.1f}", "" if logo is None else f"{logo * 100:.1f}")
+        out.print(t)
+    out.print(f"[bold]Leave-one-GPU-out MAPE {summary['leave_one_gpu_out_mape'] * 100:.2f}%[/], max "
+              f"{summary['leave_one_gpu_out_max'] * 100:.1f}% (each GPU family predicted by constants refitted "
+              "without it, from the priors of hpc/fitted.py)", highlight=False)
+
+
 def validate(
     as_json: Annotated[bool, typer.Option("--json", help="emit JSON on stdout")] = False,
     group: Annotated[str | None, typer.Option("--group", help="only this source group")] = None,
@@ -60,20 +75,35 @@ def validate(
     calibration: Annotated[Path | None, typer.Option(
         "--calibration", help="calibration directory (default: $WKC_CALIBRATION_DIR, else "
         "../shared/calibration beside the repository)")] = None,
+    leave_one_gpu_out: Annotated[bool, typer.Option(
+        "--leave-one-gpu-out", help="hpc suite: also refit without each GPU family and predict it")] = False,
 ) -> None:
     """Compare the models with published runs: training step times, serving throughput, HPC rates."""
     with user_errors():
         if suite not in SUITES:
             raise InputError("--suite", suite, f"one of: {', '.join(SUITES)}")
-        rows, skipped = SUITES[suite](find_calibration_dir(calibration))
+        if leave_one_gpu_out and suite != "hpc":
+            raise InputError("--leave-one-gpu-out", suite, "only with --suite hpc")
+        summary: dict[str, Any] | None = None
+        if leave_one_gpu_out:
+            from ..validation.hpc_records import hpc_validation
+            v = hpc_validation(find_calibration_dir(calibration), with_leave_one_gpu_out=True)
+            rows, skipped, summary = v.rows, v.skipped, v.summary()
+        else:
+            rows, skipped = SUITES[suite](find_calibration_dir(calibration))
         groups = sorted({r.group for r in rows} | {s.group for s in skipped})
         if group is not None and group not in groups:
             raise InputError("--group", group, f"one of: {', '.join(groups)}")
         report = summarize(rows, skipped, group)
         if as_json:
-            print(json.dumps(to_json(report), indent=2, sort_keys=True))  # stdout is data: no markup
+            doc = to_json(report) | ({"hpc_summary": summary} if summary is not None else {})
+            print(json.dumps(doc, indent=2, sort_keys=True))  # stdout is data: no markup
         else:
-            _print(report, rows[0].quantity if rows else "")
+            quantities = {r.quantity for r in rows}
+            _print(report, quantities.pop() if len(quantities) == 1 else
+                   "each record's own published figure (the rows' quantity)")
+            if summary is not None:
+                _print_hpc_summary(summary)
 
 
 def register(app: typer.Typer) -> None:

@@ -136,7 +136,8 @@ def plan_fabric_for_system(system: System, switch: Switch, *, gpus: int, tp: int
     remaining keyword arguments of `plan_fabric` (cp, ep, etp, su_nodes, oversubscription, ...)."""
     return plan_fabric(
         gpus=gpus, gpus_per_node=system.gpus_per_node, scale_up_domain_gpus=system.scale_up_domain_gpus,
-        nics_per_node=system.scale_out_nics_per_node, nic_bits_per_s=system.scale_out_nic_bits_per_s,
+        nics_per_node=system.scale_out_nics_per_node,
+        nic_bits_per_s=options.pop("nic_bits_per_s", system.scale_out_nic_bits_per_s),
         switch_radix=switch.ports, switch_port_bits_per_s=switch.port_bits_per_s,
         technology=options.pop("technology", switch_technology(switch)), tp=tp, pp=pp, dp=dp,
         scale_up_bytes_per_s_per_gpu=options.pop("scale_up_bytes_per_s_per_gpu",

@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..catalog.schema import System
-from ..errors import InputError
+from ..errors import CatalogGap, InputError
 from ..units import Watts
 from .data import FacilityData, facility_data
 from .floor import racks_in_area
@@ -93,18 +93,18 @@ def fit_hall(
         else:
             try:
                 unit = SystemUnit.from_system(system, data)
-            except InputError as exc:  # a catalog entry without published power: say so, go on
-                fits.append(_unknown_power(system, exc))
+            except CatalogGap as gap:  # a catalog entry without published power: say so, go on
+                fits.append(_unknown_power(system, gap))
                 continue
         fits.append(_fit_one(hall, unit, data, equipment_for))
     return fits
 
 
-def _unknown_power(system: System, exc: InputError) -> HallFit:
+def _unknown_power(system: System, gap: CatalogGap) -> HallFit:
     return HallFit(system=system.id, name=system.name, feasible=False, units=0, nodes=0, gpus=0, racks=0,
                    compute_racks=0, units_per_rack=0, it_power_w=0.0, facility_power_w=0.0, pue=0.0,
                    rack_power_w=0.0, floor_area_m2=None, binding="unknown power",
-                   detail=f"not sized: {exc.allowed}", notes=[])
+                   detail=gap.reason, notes=[])
 
 
 def _default_equipment(data: FacilityData) -> EquipmentFor:

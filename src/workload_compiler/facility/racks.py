@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..catalog.schema import System
-from ..errors import InputError
+from ..errors import CatalogGap, InputError
 from .cooling import units_coolable
 from .data import CoolingType, FacilityData
 from .power import Equipment
@@ -68,10 +68,10 @@ class SystemUnit(BaseModel):
                 compute_ports=system.scale_out_nics_per_node * nodes,
             )
         if system.node_max_power_w is None:
-            raise InputError(
-                f"systems.{system.id}.node_max_power_w",
-                None,
-                "a published node max power (the catalog has none for this system)",
+            raise CatalogGap(
+                [f"systems.{system.id}.node_max_power_w"],
+                "facility power (IT power, racks, cooling)",
+                field=f"systems.{system.id}.node_max_power_w",
             )
         return cls(
             id=system.id,

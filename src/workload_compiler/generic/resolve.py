@@ -10,7 +10,7 @@ from typing import Any
 
 from ..catalog.loader import Catalog, package_yaml
 from ..catalog.schema import Accelerator, System
-from ..errors import InputError
+from ..errors import CatalogGap, InputError
 from ..intake.generic import GenericWorkload
 from ..perf.fitted import FITTED
 from ..provenance import Trace
@@ -103,8 +103,10 @@ def resolve_generic(w: GenericWorkload, catalog: Catalog, trace: Trace) -> Gener
                                   "PyTorch autocast on current accelerators")
     peak = getattr(acc.peak_flops, precision)
     if peak is None:
-        raise InputError("pipeline.precision", precision, f"a precision whose dense peak {acc.id} lists in the "
-                         "catalog; nothing is extrapolated from another precision")
+        raise CatalogGap([f"accelerators.{acc.id}.peak_flops.{precision}"], "the GPU compute stage (the compute layer)",
+                         field="pipeline.precision", value=precision,
+                         hint="not published for this accelerator; nothing is extrapolated from another precision: "
+                              "choose another precision or accelerator, or add it in a user catalog directory")
     if w.model.flops_per_sample is not None:
         flops = trace.given("objective.flops_per_sample", w.model.flops_per_sample)
     else:

@@ -22,6 +22,8 @@ SolverClass = Literal["cfd_lbm", "cfd_fv", "molecular_dynamics", "weather_climat
 SOLVER_CLASSES: tuple[str, ...] = get_args(SolverClass)
 HpcPrecision = Literal["fp64", "fp32", "fp16", "bf16", "mixed"]
 CommPattern = Literal["halo", "all_to_all", "all_reduce", "broadcast"]
+HaloTransport = Literal["gpu_direct", "host_staged"]   # halos GPU to GPU, or copied through host memory
+Code = Literal["application", "fft_library", "benchmark"]   # whose kernel it is (AMD shares, hpc/fitted.py)
 
 UNITS: dict[str, str] = {"cfd_lbm": "cells", "cfd_fv": "cells", "molecular_dynamics": "atoms",
                          "weather_climate": "grid_points", "fft_spectral": "grid_points",
@@ -40,6 +42,11 @@ MD_ATOMS_PER_NM3 = 100.0
 MD_PME_SPACING_NM = 0.15
 # GROMACS flop accounting, nrnb.cpp: "NxN Ewald Elec. + LJ [F]" = 66 FLOPs per pair.
 MD_FLOPS_PER_PAIR = 66.0
+# Codes the MD constants were fitted on (hpc/fitted.py: single-GPU GROMACS and AMBER pmemd records),
+# and the code whose 1- vs N-GPU runs give the Amdahl share (md_serial_fraction). Another code
+# (NAMD, LAMMPS, OpenMM) runs the same physics at its own efficiency, which no record calibrates.
+MD_CALIBRATED_CODES = ("gromacs", "amber")
+MD_SCALING_CODES = ("gromacs",)
 WEATHER_LEVELS = 90.0   # ASSUMED vertical levels (ICON NWP configurations use ~90)
 FV_ITERATIONS = 50.0    # ASSUMED Krylov iterations per implicit time step (pressure + momentum)
 FFT_TRANSFORMS = 1.0    # ASSUMED 3-D FFTs per step (a benchmark; a DNS step does ~10)
@@ -57,6 +64,7 @@ class Kernel:
     bytes_per_unit: float
     compute: Literal["gemm", "vector", "md_pair"] = "vector"
     access: Literal["stream", "stencil"] = "stream"
+    code: Code = "application"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +79,7 @@ class Exchange:
     per_step: float
     bytes: float
     fft_points_per_unit: float = 1.0   # all_to_all: FFT grid points per unit (slab or pencil)
+    transport: HaloTransport = "gpu_direct"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -257,7 +266,7 @@ def _fft(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
         solver_class="fft_spectral", unit="grid_points", precision=precision,
         arithmetic=_arith(precision) if vb != 2 else "fp16", value_bytes=vb,
         kernels=(Kernel(name="local_fft", flops_per_unit=transforms * 5.0 * log_n,
-                        bytes_per_unit=transforms * 3 * 2 * 2.0 * vb),),
+                        bytes_per_unit=transforms * 3 * 2 * 2.0 * vb, code="fft_library"),),
         exchanges=(Exchange(pattern="all_to_all", per_step=transforms, bytes=2.0 * vb),),
         memory_per_unit_bytes=3 * 2.0 * vb, checkpoint_bytes_per_unit=2.0 * vb,
         launches_per_step=3.0 * transforms,   # one batched 1-D FFT per axis

@@ -15,6 +15,7 @@ with NIC_LATENCY_S (constants shared with perf/collectives.py).
   dot products) and the ring (2 (p-1)/p S/B + 2 (p-1) alpha) (Thakur, Rabenseifner & Gropp,
   IJHPCA 19(1), 2005), hierarchical across domains.
 - broadcast (dense LU panels): bytes / sqrt(p) per GPU on the slowest link + log2 p alpha.
+- host-staged halo (codes without GPU-direct transfers): see `host_staged_halo_s`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import CatalogGap
 from ..perf.collectives import (
     NIC_EFFICIENCY,
     NIC_LATENCY_S,
@@ -40,6 +41,9 @@ from .fitted import FITTED, HpcConstants
 from .roofline import memory_rate
 
 COMM_FORMULA = "alpha-beta communication per pattern (hpc/comm.py)"
+# ASSUMED: one synchronized host copy phase (enqueue, PCIe DMA start, queue finish) ~10 us; a small
+# share of the measured phases (tens of ms), it only matters for tiny halos.
+HOST_COPY_LATENCY_S = 10e-6
 
 
 @functools.cache
@@ -64,10 +68,11 @@ def _prime_factors(n: int) -> list[int]:
 
 def _scale_up_bw(device: Device, pattern: str) -> float:
     if device.scale_up_bandwidth_bytes_per_s is None:
-        raise InputError("compute.accelerator", device.accelerator_id,
-                         f"a catalog entry with scale_up_bandwidth_bytes_per_s: {pattern} exchange "
-                         f"between GPUs of one {device.system_id} node needs it, and it is unknown. "
-                         "Add it in a user catalog directory, or run on one GPU")
+        raise CatalogGap([f"accelerators.{device.accelerator_id}.scale_up_bandwidth_bytes_per_s",
+                          f"systems.{device.system_id}.scale_up_bandwidth_bytes_per_s"],
+                         f"the {pattern} exchange between GPUs of one {device.system_id} node",
+                         value=device.accelerator_id,
+                         hint="add either in a user catalog directory, or run on one GPU")
     return device.scale_up_bandwidth_bytes_per_s * NVLINK_EFFICIENCY
 
 
@@ -107,6 +112,34 @@ def halo_s(e: Exchange, profile: Profile, device: Device, units: float, gpus: in
     return e.per_step * max(t_in, t_off)
 
 
+def host_staged_halo_s(e: Exchange, profile: Profile, device: Device, units: float, gpus: int,
+                       c: HpcConstants) -> float:
+    """Halo exchange staged through host memory, not overlapped with compute (FluidX3D's OpenCL
+    multi-GPU, src/lbm.cpp communicate_field): per decomposed axis every GPU copies its two faces to
+    the host, all wait, then copy the neighbours' faces back. The copies of the GPUs on one host pass
+    through host memory one after another, each phase taking
+        GPUs on the host x 2 faces x face units x bytes / (host link x host_staging_fraction).
+    """
+    if gpus <= 1:
+        return 0.0
+    if device.host_link_bytes_per_s is None:
+        raise CatalogGap([f"accelerators.{device.accelerator_id}.pcie_bandwidth_bytes_per_s"],
+                         "the host-staged halo exchange (GPU to host link)", value=device.accelerator_id)
+    dims = profile.decomposition_dims
+    split = decompose(gpus, dims)
+    sub = [(units / profile.levels) ** (1.0 / dims) / di for di in split]
+    sharing = min(gpus, device.gpus_per_node)
+    rate = device.host_link_bytes_per_s * c.host_staging_fraction
+    total = 0.0
+    for i, di in enumerate(split):
+        if di == 1:
+            continue
+        area = math.prod(s for j, s in enumerate(sub) if j != i) * (profile.levels if dims == 2 else 1.0)
+        per_gpu = 2.0 * area * e.bytes   # both faces of the axis (periodic: both neighbours)
+        total += 2.0 * (sharing * per_gpu / rate + HOST_COPY_LATENCY_S)   # to the host, then back
+    return e.per_step * total
+
+
 def all_to_all_s(e: Exchange, device: Device, units: float, gpus: int, c: HpcConstants) -> float:
     if gpus <= 1:
         return 0.0
@@ -123,7 +156,7 @@ def all_to_all_s(e: Exchange, device: Device, units: float, gpus: int, c: HpcCon
         inter = ((peers - k) / peers * size / (device.scale_out_bandwidth_bytes_per_s
                                                * c.all_to_all_network_fraction)
                  + (peers - k) * c.all_to_all_peer_gap_s + NIC_LATENCY_S) if peers > k else 0.0
-        pack = 4.0 * size / memory_rate(device, "stream", True, c)
+        pack = 4.0 * size / memory_rate(device, "stream", "application", c)
         total += max(intra, inter) + pack
     return e.per_step * total
 
@@ -162,6 +195,8 @@ def comm_times(profile: Profile, device: Device, units: float, gpus: Any,
 
 
 def _one(e: Exchange, profile: Profile, device: Device, units: float, gpus: int, c: HpcConstants) -> float:
+    if e.pattern == "halo" and e.transport == "host_staged":
+        return host_staged_halo_s(e, profile, device, units, gpus, c)
     if e.pattern == "halo":
         return halo_s(e, profile, device, units, gpus)
     if e.pattern == "all_to_all":

@@ -12,12 +12,14 @@ from dataclasses import replace
 from typing import Any
 
 from ..catalog.loader import Catalog
+from ..errors import CatalogGap
 from ..intake.hpc import HpcWorkload
 from ..provenance import Trace
+from ..spine.gaps import binding_of
+from ..spine.result import NotSized
 from .classes import Profile
 from .comm import COMM_FORMULA
 from .device import Device
-from .fitted import FITTED
 from .host import HOST_FORMULA, host_sizing
 from .io import IO_FORMULA, MD_OUTPUT_BYTES_PER_NODE_DAY, IoLoad, scratch_plan
 from .resolve import (
@@ -30,7 +32,7 @@ from .resolve import (
     resolve_units,
     step_target_s,
 )
-from .roofline import ROOFLINE_FORMULA, compute_rate, memory_rate, peak_flops
+from .roofline import ROOFLINE_FORMULA, compute_rate, memory_rate, peak_flops, vendor_fraction
 from .scaling import (
     MAX_GPUS,
     STEP_FORMULA,
@@ -46,17 +48,45 @@ from .scaling import (
 )
 
 
-def compile_hpc(workload: HpcWorkload, catalog: Catalog, trace: Trace) -> dict[str, Any]:
+def compile_hpc(workload: HpcWorkload, catalog: Catalog, trace: Trace,
+                scale_out_bytes_per_s: float | None = None) -> dict[str, Any]:
     """Result sections keyed like SystemSpec fields: objective, compute, hpc, storage, feasible,
-    binding_constraint. Raises InputError for bad input (unknown class or unit, no FP64 ...)."""
+    binding_constraint. Raises InputError for bad input (unknown class or unit ...). A number the
+    catalog lacks (a peak, a scale-up bandwidth) leaves compute and the layers below "not sized",
+    the objective intact (spine/gaps.py). `scale_out_bytes_per_s` replaces the catalog's per-GPU
+    NIC bandwidth (the fabric pins, spine/fabric_pins.py)."""
     w = workload
     cls = trace.given("hpc.solver_class", w.application.solver_class)
     units = resolve_units(w, trace)
     profile, precision = resolve_profile(w, units, trace)
-    device = resolve_device(w, catalog, trace)
-    warnings = _check_peaks(profile, device)
     steps, timestep = resolve_steps(w, trace)
     step_target = step_target_s(w, steps, timestep)
+    objective = {
+        "solver_class": cls, "code": w.application.code, "problem_size": units, "unit": profile.unit,
+        "precision": precision, "steps": steps, "timestep_s": timestep,
+        "total_flops": profile.flops_per_unit_step * units * steps,
+        "total_bytes": profile.bytes_per_unit_step * units * steps,
+        "time_to_solution_target_s": w.target.time_to_solution,
+        "time_per_step_target_s": step_target, "meets_target": None}
+    try:
+        return _sized(w, catalog, trace, cls, units, profile, precision, steps, timestep, objective,
+                      scale_out_bytes_per_s)
+    except CatalogGap as gap:
+        below = NotSized(not_sized=f"not sized: needs the compute layer, which is not sized "
+                                   f"({', '.join(gap.missing)} unknown)", missing=list(gap.missing)).model_dump()
+        return {"feasible": False, "binding_constraint": binding_of(gap), "objective": objective,
+                "compute": NotSized.from_gap(gap).model_dump(), "hpc": below, "storage": below,
+                "fabric": below, "software": below, "facility": below}
+
+
+def _sized(w: HpcWorkload, catalog: Catalog, trace: Trace, cls: str, units: float, profile: Profile,
+           precision: str, steps: float, timestep: float | None, objective: dict[str, Any],
+           scale_out_bytes_per_s: float | None = None) -> dict[str, Any]:
+    device = resolve_device(w, catalog, trace)
+    if scale_out_bytes_per_s is not None:   # the fabric pins' effective bandwidth (spine/fabric_pins.py)
+        device = replace(device, scale_out_bandwidth_bytes_per_s=scale_out_bytes_per_s)
+    warnings = _check_peaks(profile, device)
+    step_target = objective["time_per_step_target_s"]
     io = resolve_io(w, profile, units, device, trace)
 
     hi = w.compute.max_gpus or MAX_GPUS
@@ -88,15 +118,8 @@ def compile_hpc(workload: HpcWorkload, catalog: Catalog, trace: Trace) -> dict[s
     return {
         "feasible": feasible,
         "binding_constraint": binding,
-        "objective": {
-            "solver_class": cls, "code": w.application.code, "problem_size": units, "unit": profile.unit,
-            "precision": precision, "steps": steps, "timestep_s": timestep,
-            "total_flops": profile.flops_per_unit_step * units * steps,
-            "total_bytes": profile.bytes_per_unit_step * units * steps,
-            "time_to_solution_target_s": w.target.time_to_solution,
-            "time_per_step_target_s": step_target,
-            "meets_target": None if step_target is None else t_step <= step_target * (1 + 1e-9),
-        },
+        "objective": {**objective,
+                      "meets_target": None if step_target is None else t_step <= step_target * (1 + 1e-9)},
         "compute": {
             "accelerator": device.accelerator_id, "accelerator_name": device.accelerator_name,
             "system": device.system_id, "gpus": gpus, "nodes": nodes, "gpus_per_node": device.gpus_per_node,
@@ -189,7 +212,7 @@ def _roofline(p: Profile, d: Device) -> dict[str, Any]:
     k = max(p.kernels, key=lambda k: k.flops_per_unit + k.bytes_per_unit)
     peak, basis = peak_flops(d, p.arithmetic, k.compute)
     sustained_flops = compute_rate(d, k, p.arithmetic)
-    sustained_bw = memory_rate(d, k.access)
+    sustained_bw = memory_rate(d, k.access, k.code)
     return {"formula": ROOFLINE_FORMULA, "peak_flops": peak, "peak_basis": basis,
             "sustained_flops_per_s": sustained_flops,
             "memory_bandwidth_bytes_per_s": d.memory_bandwidth_bytes_per_s,
@@ -198,7 +221,7 @@ def _roofline(p: Profile, d: Device) -> dict[str, Any]:
                                                    if p.bytes_per_unit_step else None),
             "ridge_flop_per_byte": sustained_flops / sustained_bw,
             "fitted_constants": "hpc/fitted.py (fitted on calibration/hpc_public.yaml)",
-            "amd_kernel_fraction": FITTED.amd_kernel_fraction if d.is_amd else None}
+            "amd_kernel_fraction": vendor_fraction(d, k.code) if d.is_amd else None}
 
 
 def _rates(cls: str, units: float, t_step: float, timestep: float | None) -> dict[str, float]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..catalog.loader import Catalog
-from ..errors import InputError
+from ..errors import CatalogGap, InputError
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,9 +30,11 @@ class Device:
     scale_up_domain_gpus: int
     scale_up_bandwidth_bytes_per_s: float | None   # per GPU, per direction; None = unknown
     scale_out_bandwidth_bytes_per_s: float          # per GPU, per direction (NIC line rate)
+    host_link_bytes_per_s: float | None             # GPU <-> host (PCIe), per direction; None = unknown
     cpu_cores_per_node: int | None
     host_memory_bytes_per_node: float | None
     cpu: str
+    measured_hbm_bytes_per_s: float | None = None   # sustained, measured on this accelerator (wkc calibrate)
 
     @property
     def is_amd(self) -> bool:
@@ -47,9 +49,8 @@ def hpc_device(catalog: Catalog, accelerator: str, system: str | None = None) ->
         raise InputError("compute.system", system,
                          f"a system holding {acc.id}, one of: {', '.join(catalog.systems_for(acc.id))}")
     if acc.memory_bandwidth_bytes_per_s is None:
-        raise InputError("compute.accelerator", acc.id,
-                         f"an accelerator whose catalog entry has memory_bandwidth_bytes_per_s; "
-                         f"{acc.id} does not. Add it in a user catalog directory to model it")
+        raise CatalogGap([f"accelerators.{acc.id}.memory_bandwidth_bytes_per_s"],
+                         "the HPC roofline (the compute layer)", value=acc.id)
     pf = acc.peak_flops
     return Device(
         accelerator_id=acc.id, accelerator_name=acc.name, vendor=acc.vendor, system_id=sys.id,
@@ -61,5 +62,6 @@ def hpc_device(catalog: Catalog, accelerator: str, system: str | None = None) ->
                                         or acc.scale_up_bandwidth_bytes_per_s),
         scale_out_bandwidth_bytes_per_s=(sys.scale_out_nics_per_node * sys.scale_out_nic_bits_per_s
                                          / 8.0 / sys.gpus_per_node),
+        host_link_bytes_per_s=acc.pcie_bandwidth_bytes_per_s,
         cpu_cores_per_node=sys.cpu_cores_per_node, host_memory_bytes_per_node=sys.host_memory_bytes_per_node,
-        cpu=sys.cpu)
+        cpu=sys.cpu, measured_hbm_bytes_per_s=catalog.measured_rates(acc.id, sys.id).hbm_bytes_per_s)

@@ -99,6 +99,8 @@ def _with_communication(p: Profile, c: HpcCommunication) -> Profile:
     for e in exchanges:
         _, value = overrides.get(e.pattern, ("", None))
         e = replace(e, bytes=value) if value is not None else e
+        if e.pattern == "halo" and c.halo_transport is not None:
+            e = replace(e, transport=c.halo_transport)
         out.append(replace(e, per_step=c.exchanges_per_step) if c.exchanges_per_step else e)
     return replace(p, exchanges=tuple(out))
 
@@ -117,6 +119,13 @@ def record_profile(w: HpcWorkload, p: Profile, trace: Trace) -> None:
         trace.given("hpc.communication.patterns", patterns)
     else:
         trace.assumed("hpc.communication.patterns", patterns, src["communication"])
+    if "halo" in patterns:
+        if w.communication.halo_transport is not None:
+            trace.given("hpc.communication.halo_transport", w.communication.halo_transport)
+        else:
+            trace.assumed("hpc.communication.halo_transport", "gpu_direct",
+                          "halos go GPU to GPU (MPI/NCCL, GPU-aware); set communication.halo_transport: "
+                          "host_staged for codes that copy them through host memory")
     a = w.application
     given_options = {"cutoff_nm": a.cutoff_nm or a.neighbors_per_atom, "levels": a.levels,
                      "iterations_per_step": a.iterations_per_step, "transforms_per_step": a.transforms_per_step}

@@ -5,6 +5,9 @@ For each kernel k of a step (hpc/classes.py),
     t_k = max(F_k n / (P_peak e_c), B_k n / (BW_peak e_m))        (Williams, Waterman & Patterson,
                                                                    CACM 52(4), 2009: roofline)
 
+softened where compute and memory overlap imperfectly, t_k = (t_c^k + t_m^k)^(1/k) (`overlapped`;
+k fitted): a kernel near the ridge (FluidX3D FP16S on A100) runs below both ceilings.
+
 and the step is sum_k t_k plus the kernel launches. One kernel is the brief's formula
 max(FLOPs/(peak x eff), bytes/(bw x eff)); classes whose step runs a compute-bound and a
 memory-bound kernel one after the other (MD: pair kernel, then PME and update) add their times.
@@ -18,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import CatalogGap
 from ..perf.layout import FloatArray
-from .classes import Kernel, Profile
+from .classes import Code, Kernel, Profile
 from .device import Device
 from .fitted import FITTED, HpcConstants
 
@@ -40,7 +43,7 @@ def peak_flops(device: Device, arithmetic: str, compute: str, field: str = "prec
 
     GEMM kernels use the matrix units (FP64 tensor where listed, else FP64 vector; FP16/BF16
     tensor for mixed/half precision); vector kernels use the vector FP64/FP32 peak. A figure the
-    catalog does not hold is an InputError: nothing is extrapolated from another precision.
+    catalog does not hold is a CatalogGap: nothing is extrapolated from another precision.
     """
     if arithmetic == "fp64":
         if compute == "gemm" and device.peak_fp64_matrix is not None:
@@ -53,10 +56,10 @@ def peak_flops(device: Device, arithmetic: str, compute: str, field: str = "prec
     else:   # fp32, and half-precision data computed on the FP32 vector units
         value, name = device.peak_fp32 or 0.0, "peak_flops.fp32"
     if value <= 0.0:
-        raise InputError(field, arithmetic,
-                         f"a precision whose peak {device.accelerator_id} lists; its catalog entry has "
-                         f"no {name} (unknown in its sources, or not supported). Choose another "
-                         "precision or accelerator, or add the figure in a user catalog directory")
+        raise CatalogGap([f"accelerators.{device.accelerator_id}.{name}"],
+                         f"the {arithmetic.upper()} roofline (the compute layer)", field=field, value=arithmetic,
+                         hint="not published, or not supported: choose another precision or accelerator, "
+                              "or add the figure in a user catalog directory")
     return value, name
 
 
@@ -65,7 +68,7 @@ def compute_rate(device: Device, kernel: Kernel, arithmetic: str, c: HpcConstant
 
     GEMM: min(gemm_fraction x peak, gemm_fp64_flops_per_j x TDP) for FP64 (the board power limit
     binds HPL on GPUs with a doubled matrix peak); the MD pair kernel: md_pair_fraction x peak;
-    other vector kernels: VECTOR_FRACTION x peak; both x amd_kernel_fraction on AMD.
+    other vector kernels: VECTOR_FRACTION x peak; both x the AMD share of the kernel's code on AMD.
     """
     peak, _ = peak_flops(device, arithmetic, kernel.compute)
     if kernel.compute == "gemm":
@@ -74,18 +77,37 @@ def compute_rate(device: Device, kernel: Kernel, arithmetic: str, c: HpcConstant
             rate = min(rate, c.gemm_fp64_flops_per_j * device.tdp_w)
         return rate
     share = c.md_pair_fraction if kernel.compute == "md_pair" else VECTOR_FRACTION
-    return share * peak * vendor_fraction(device, c)
+    return share * peak * vendor_fraction(device, kernel.code, c)
 
 
-def memory_rate(device: Device, access: str, application: bool = True, c: HpcConstants = FITTED) -> float:
-    """Sustained HBM bytes/s: stream_fraction or stencil_fraction of the datasheet bandwidth,
-    x amd_kernel_fraction for application kernels on AMD (not for STREAM itself)."""
+def memory_rate(device: Device, access: str, code: Code = "application", c: HpcConstants = FITTED) -> float:
+    """Sustained HBM bytes/s: stream_fraction or stencil_fraction of the datasheet bandwidth, x the
+    AMD share of the code on AMD (application kernels, the FFT library; none for STREAM itself)."""
     share = c.stencil_fraction if access == "stencil" else c.stream_fraction
-    return device.memory_bandwidth_bytes_per_s * share * (vendor_fraction(device, c) if application else 1.0)
+    # A stream bandwidth measured on this accelerator replaces stream_fraction x datasheet; a stencil
+    # keeps its fitted ratio to streaming.
+    measured = device.measured_hbm_bytes_per_s
+    base = measured * share / c.stream_fraction if measured else device.memory_bandwidth_bytes_per_s * share
+    return base * vendor_fraction(device, code, c)
 
 
-def vendor_fraction(device: Device, c: HpcConstants = FITTED) -> float:
-    return c.amd_kernel_fraction if device.is_amd else 1.0
+def vendor_fraction(device: Device, code: Code = "application", c: HpcConstants = FITTED) -> float:
+    """What a kernel of this code reaches on AMD relative to the same kernel on NVIDIA at equal
+    ceilings (hpc/fitted.py): application kernels (HIP/SYCL ports) and the FFT library (rocFFT vs
+    cuFFT) separately; 1 for the STREAM benchmark and on NVIDIA."""
+    if not device.is_amd or code == "benchmark":
+        return 1.0
+    return c.amd_fft_fraction if code == "fft_library" else c.amd_kernel_fraction
+
+
+def overlapped(tc: FloatArray, tm: FloatArray, exponent: float) -> FloatArray:
+    """Time of a kernel whose arithmetic (tc) and memory traffic (tm) overlap imperfectly:
+    (tc^k + tm^k)^(1/k), the roofline's max(tc, tm) as k -> infinity and their sum at k = 1. A
+    kernel near the ridge loses most (both halves 1: 2^(1/k)); one far from it keeps max."""
+    hi = np.maximum(tc, tm)
+    lo = np.minimum(tc, tm)
+    ratio = np.divide(lo, hi, out=np.zeros_like(hi), where=hi > 0)
+    return np.asarray(hi * (1.0 + ratio**exponent) ** (1.0 / exponent))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,10 +130,11 @@ def kernel_time(profile: Profile, device: Device, units_per_gpu: Any, c: HpcCons
     memory = np.zeros_like(n)
     for k in profile.kernels:
         flops_s = compute_rate(device, k, profile.arithmetic, c) if k.flops_per_unit else 1.0
-        bytes_s = memory_rate(device, k.access, True, c) if k.bytes_per_unit else 1.0
+        bytes_s = memory_rate(device, k.access, k.code, c) if k.bytes_per_unit else 1.0
         tc = k.flops_per_unit * n / flops_s
         tm = k.bytes_per_unit * n / bytes_s
-        compute = compute + np.where(tc >= tm, tc, 0.0)
-        memory = memory + np.where(tc >= tm, 0.0, tm)
+        t = overlapped(tc, tm, c.roofline_overlap_exponent)
+        compute = compute + np.where(tc >= tm, t, 0.0)
+        memory = memory + np.where(tc >= tm, 0.0, t)
     launch = np.full_like(n, profile.launches_per_step * LAUNCH_OVERHEAD_S)
     return KernelTime(compute_s=compute, memory_s=memory, launch_s=launch)

@@ -18,7 +18,6 @@ from ..errors import Infeasible, InputError
 from ..intake.inference import InferenceWorkload
 from ..provenance import Trace
 from ..units import format_bytes, format_duration
-from .cost import cost_per_million_tokens, gpu_hour_price
 from .device import serving_device
 from .disagg import DisaggChoice
 from .disagg_report import disagg_sections, disagg_summary, mode_reason
@@ -47,6 +46,7 @@ def _devices(w: InferenceWorkload, catalog: Catalog, s: ServingSettings, trace: 
         choice = serving_device(catalog, acc.id, c.system, s.weights, s.kv_dtype)
         if choice.note:
             trace.assumed("compute.gemm_precision", choice.device.gemm_precision, choice.note)
+        _trace_ceilings(trace, acc.id, choice.device)
         return {acc.id: choice.device}
     devices: dict[str, Device] = {}
     for acc_id in DEFAULT_CANDIDATES:
@@ -56,6 +56,16 @@ def _devices(w: InferenceWorkload, catalog: Catalog, s: ServingSettings, trace: 
             continue
     trace.assumed("compute.accelerator", sorted(devices), "not given: searched across these candidates")
     return devices
+
+
+def _trace_ceilings(trace: Trace, acc_id: str, dev: Device) -> None:
+    """The kernel ceilings the step model runs at: measured for this GPU, or assumed (a median)."""
+    c = dev.ceilings
+    value = {"gemm_compute": c.gemm_compute, "gemm_stream": c.gemm_stream, "kv_stream": c.kv_stream}
+    if c.note:
+        trace.assumed("compute.kernel_ceilings", value, c.note)
+    else:
+        trace.measured("compute.kernel_ceilings", value, f"{acc_id}: {c.source}")
 
 
 def _requirement(w: InferenceWorkload, s: ServingSettings, m: ServedModel) -> Requirement:
@@ -253,24 +263,32 @@ def _binding_text(best: Choice, req: Requirement) -> dict[str, str]:
 def _cost(w: InferenceWorkload, catalog: Catalog, accelerator: str, gpus: int, served_tokens_per_s: float,
           capacity_tps: float, trace: Trace) -> dict[str, Any]:
     """Fleet $/hour (all GPUs, spares and both pools included) and $ per million output tokens,
-    served and at capacity (`capacity_tps`: the active replicas at their capacity batch)."""
+    served and at capacity (`capacity_tps`: the active replicas at their capacity batch), from the
+    shared cost layer (cost/prices.py). Before the facility layer exists the energy is the GPUs'
+    TDP x the given PUE (1 without one); the spine replaces these keys with the cost section's,
+    which prices the facility layer's IT power."""
+    from ..cost.prices import Fleet, fleet_price, per_million
+    from ..cost.section import prices_for
     c = w.cost
     assert c is not None
     acc = catalog.accelerator(accelerator)
     assert acc.tdp_w is not None   # serving_device -> catalog.hardware() rejects an accelerator without it
-    price = gpu_hour_price(gpu_hour_usd=c.gpu_hour_usd, capex_usd_per_gpu=c.capex_usd_per_gpu,
-                           amortization_years=c.amortization_years, power_usd_per_kwh=c.power_usd_per_kwh,
-                           pue=c.pue, tdp_w=acc.tdp_w)
-    for key in ("gpu_hour_usd", "capex_usd_per_gpu", "amortization_years", "power_usd_per_kwh", "pue"):
-        if getattr(c, key) is not None:
-            trace.given(f"cost.{key}", getattr(c, key))
-    if c.gpu_hour_usd is None and c.power_usd_per_kwh is not None and c.pue is None:
+    system = catalog.default_system(acc.id)
+    for key, value in c.model_dump(exclude_none=True).items():
+        trace.given(f"cost.{key}", value)
+    if not c.rented and c.power_usd_per_kwh is not None and c.pue is None:
         trace.assumed("cost.pue", 1.0, "not given: facility overhead not included")
-    per_hour = price.usd_per_gpu_hour * gpus
+    fleet = Fleet(accelerator=acc.id, system=system.id, gpus=gpus, nodes=-(-gpus // system.gpus_per_node),
+                  units=-(-gpus // system.gpus_per_node), it_power_w=gpus * acc.tdp_w, pue=c.pue or 1.0)
+    prices, source = prices_for(c, fleet)
+    price = fleet_price(fleet, prices)
+    if price.usd_per_hour is None:
+        return {"cost_basis": price.missing}
+    per_hour = price.usd_per_hour
     out = {"cost_usd_per_gpu_hour": price.usd_per_gpu_hour, "cost_usd_per_hour": per_hour,
-           "cost_per_million_tokens": cost_per_million_tokens(per_hour, served_tokens_per_s),
-           "cost_per_million_tokens_at_capacity": cost_per_million_tokens(per_hour, capacity_tps),
-           "cost_basis": f"output tokens; {price.formula}"}
+           "cost_per_million_tokens": per_million(per_hour, served_tokens_per_s),
+           "cost_per_million_tokens_at_capacity": per_million(per_hour, capacity_tps),
+           "cost_basis": f"output tokens; {price.basis} ({source})"}
     trace.derived("inference.cost_per_million_tokens", out["cost_per_million_tokens"],
                   "$/hour of all GPUs (spares included) / output tokens per hour served x 1e6")
     return out

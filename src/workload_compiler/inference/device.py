@@ -8,11 +8,13 @@ BF16 peak. A peak the catalog does not publish is never derived from another pre
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ..catalog.loader import Catalog
 from ..catalog.schema import Accelerator
-from ..errors import InputError
+from ..errors import CatalogGap, InputError
+from .kernels import kernel_ceilings
 from .model import KV_DTYPE_BYTES
 from .performance import Device
 
@@ -31,7 +33,9 @@ def gemm_precision(acc: Accelerator, weights: str) -> tuple[str, float, str | No
     """(precision, dense peak FLOP/s, note) of the GEMMs for `weights` on `acc`."""
     bf16 = acc.peak_flops.bf16
     if bf16 is None:
-        raise InputError("compute.accelerator", acc.id, "an accelerator with a published BF16 peak")
+        raise CatalogGap([f"accelerators.{acc.id}.peak_flops.bf16"], "the serving GEMM rate (the compute layer)",
+                         value=acc.id, hint="not published for this accelerator (or no BF16 in hardware); "
+                         "add it in a user catalog directory, or choose another accelerator")
     native = _NATIVE.get(weights)
     if native is None:
         return "bf16", bf16, None if weights in ("bf16", "fp16") else (
@@ -59,8 +63,12 @@ def serving_device(catalog: Catalog, accelerator: str, system: str | None, weigh
     acc = catalog.accelerator(accelerator)
     check_kv_dtype(acc, kv_dtype)
     precision, peak, note = gemm_precision(acc, weights)
-    hw = catalog.hardware(acc.id, system)
+    # the serving memory plan reads the vendor's memory and converts it itself (inference/memory.py
+    # visible_memory_bytes, fitted with the engines' own rule), not the training view's measured one
+    hw = dataclasses.replace(catalog.hardware(acc.id, system), hbm_bytes=acc.memory_bytes)
     bf16 = acc.peak_flops.bf16
     assert bf16 is not None   # gemm_precision checked it
-    dev = Device(hw=hw, gemm_peak_flops=peak, attention_peak_flops=bf16, gemm_precision=precision)
+    ceilings = kernel_ceilings(acc.id, precision, kv_dtype)
+    dev = Device(hw=hw, gemm_peak_flops=peak, attention_peak_flops=bf16, gemm_precision=precision,
+                 ceilings=ceilings)
     return DeviceChoice(device=dev, note=note)

@@ -5,13 +5,20 @@ tokens together (chunked prefill / in-flight batching). Per pipeline stage and G
 
   GEMMs      for each weight group (attention, dense MLP, routed experts, output head) a smooth
              roofline  t = (t_mem^k + t_flop^k)^(1/k)  with
-               t_mem  = weight bytes read / (HBM bandwidth * HBM_EFFICIENCY)
-               t_flop = 2 * tokens * params / (peak * GEMM_EFFICIENCY * d / (d + GEMM_HALF_DIM))
+               t_mem  = weight bytes read / (HBM bandwidth * stream * HBM_EFFICIENCY)
+               t_flop = 2 * tokens * params / (peak * compute * GEMM_EFFICIENCY * d / (d + GEMM_HALF_DIM))
+             peak, compute and stream at the group's precision: the linear layers at the GEMM
+             precision (FP8 W8A8, NVFP4 W4A4, ...), the output head in BF16 (quantized checkpoints
+             keep lm_head 16-bit). compute / stream are the GPU's kernel ceilings, the measured
+             share of the datasheet peak its kernels sustain (inference/kernels.py): an NVFP4
+             GEMM on a B200 sustains 0.39 of 9 PFLOP/s, an FP8 GEMM on an H100 0.62 of 1,979.
              d = the smallest weight dimension the GPU holds after sharding (heads*head_dim/tp,
              ffn/tp, expert ffn/etp, vocab/tp). Experts are read only where a token lands:
              fraction 1 - (1 - top_k/E)^tokens of them (uniform routing).
-  attention  roofline of the KV bytes the decode tokens read (batch * context * KV/token/GPU)
-             and the attention FLOPs (prefill at bf16 peak: FlashAttention-style, causal).
+  attention  roofline of the KV bytes the decode tokens read (batch * context * KV/token/GPU, at
+             the GPU's KV-read ceiling for the KV dtype) and the attention FLOPs (FlashAttention-
+             style, causal; at the measured rate of the engine's fused attention for the KV dtype:
+             FP8 FMHA over an FP8 cache, BF16 otherwise, as a share of the BF16 peak).
   comm       TP: 2 all-reduces per layer of tokens * hidden * 2 bytes (alpha-beta, NCCL ring,
              perf/collectives.py; latency-bound at decode). Wide EP (ep > tp): all-to-all
              dispatch + combine per MoE layer instead of the MLP all-reduce. PP: one activation
@@ -33,6 +40,7 @@ import numpy as np
 from ..perf import collectives
 from ..perf.layout import FloatArray, Hardware
 from . import fitted
+from .kernels import KernelCeilings
 from .layout import ServingLayout
 from .memory import kv_bytes_per_token_per_gpu, linear_weight_bytes, stage_fraction
 from .model import SIXTEEN_BIT_BYTES, ServedModel
@@ -46,8 +54,9 @@ class Device:
 
     hw: Hardware
     gemm_peak_flops: float        # dense peak of the GEMM precision (fp8 for W8A8 FP8, ...)
-    attention_peak_flops: float   # dense BF16 peak
+    attention_peak_flops: float   # dense BF16 peak (attention math and the 16-bit output head)
     gemm_precision: str
+    ceilings: KernelCeilings      # measured shares of those peaks the kernels sustain
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,14 +83,29 @@ def roofline(t_mem: Any, t_flop: Any) -> FloatArray:
     return np.asarray((a**k + b**k) ** (1.0 / k))
 
 
+def sustained(multiplier: float, ceiling: float) -> float:
+    """Share of a datasheet peak reached: the fitted multiplier on the measured kernel ceiling,
+    never more than the datasheet itself."""
+    return min(1.0, multiplier * ceiling)
+
+
+def streaming_bytes_per_s(hw: Hardware, ceiling: float) -> float:
+    """Bytes/s a step streams weights or KV cache at: the sustained HBM bandwidth measured on this
+    machine (`wkc calibrate`) when there is one, else datasheet x sustained(HBM_EFFICIENCY, ceiling)."""
+    return hw.measured.hbm_bytes_per_s or hw.hbm_bandwidth_bytes_per_s * sustained(fitted.HBM_EFFICIENCY, ceiling)
+
+
 def gemm_efficiency(dim: Any) -> FloatArray:
+    """GEMM_EFFICIENCY * d / (d + GEMM_HALF_DIM): the multiplier on the GEMM ceiling at the
+    smallest sharded weight dimension d."""
     d = np.maximum(np.asarray(dim, dtype=np.float64), 1.0)
     return np.asarray(fitted.GEMM_EFFICIENCY * d / (d + fitted.GEMM_HALF_DIM))
 
 
 def _gemm_groups(m: ServedModel, lay: ServingLayout, tokens_gpu: FloatArray, tokens_stage: FloatArray,
-                 logit_tokens_gpu: FloatArray) -> list[tuple[FloatArray, FloatArray, FloatArray]]:
-    """(weight bytes read, FLOPs, smallest sharded weight dim) per GPU and stage, per group."""
+                 logit_tokens_gpu: FloatArray) -> list[tuple[FloatArray, FloatArray, FloatArray, bool]]:
+    """(weight bytes read, FLOPs, smallest sharded weight dim, 16-bit) per GPU and stage, per group;
+    16-bit marks the output head, which stays BF16 in quantized checkpoints."""
     a = m.arch
     stage = stage_fraction(a.layers, lay.pp)
     head_bytes = m.head_params * m.embedding_bytes_per_param / lay.tp / lay.pp   # once per step
@@ -95,18 +119,19 @@ def _gemm_groups(m: ServedModel, lay: ServingLayout, tokens_gpu: FloatArray, tok
     attn_bytes = dense_bytes * m.attention_params / non_expert
     shared_ffn = a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size
     mlp_dim = (a.ffn_hidden_size if a.dense_mlp_layers else shared_ffn) / lay.tp
+    head_16bit = m.embedding_bytes_per_param > m.linear_bytes_per_param
     groups = [
-        (np.asarray(attn_bytes), np.asarray(2.0 * tokens_gpu * attn_params), np.asarray(q_width / lay.tp)),
+        (np.asarray(attn_bytes), np.asarray(2.0 * tokens_gpu * attn_params), np.asarray(q_width / lay.tp), False),
         (np.asarray(dense_bytes - attn_bytes), np.asarray(2.0 * tokens_gpu * mlp_params),
-         np.asarray(mlp_dim)),
+         np.asarray(mlp_dim), False),
         (np.asarray(head_bytes), np.asarray(2.0 * logit_tokens_gpu * m.head_params / lay.tp / lay.pp),
-         np.asarray(a.vocab_size / lay.tp)),
+         np.asarray(a.vocab_size / lay.tp), head_16bit),
     ]
     if a.is_moe:
         touched = 1.0 - (1.0 - a.moe_top_k / a.moe_experts) ** np.maximum(tokens_stage, 0.0)
         expert_flops = 2.0 * tokens_stage * m.active_expert_params() * stage / lay.moe_group
         groups.append((np.asarray(expert_bytes_total * touched), np.asarray(expert_flops),
-                       np.asarray(a.moe_ffn_hidden_size / lay.etp)))
+                       np.asarray(a.moe_ffn_hidden_size / lay.etp), False))
     return groups
 
 
@@ -116,8 +141,7 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
     prompt tokens are processed; `decode_context` is the mean cached length a decode token
     attends to, `prefill_context` the prompt length (causal: a prompt token sees half on average).
     """
-    a, hw = m.arch, dev.hw
-    bw = hw.hbm_bandwidth_bytes_per_s * fitted.HBM_EFFICIENCY
+    a, hw, ceil = m.arch, dev.hw, dev.ceilings
     groups_per_stage = lay.pp * lay.dp_attn
     dec_gpu = np.asarray(decode_seqs, dtype=np.float64) / groups_per_stage
     pre_gpu = np.asarray(prefill_tokens, dtype=np.float64) / groups_per_stage
@@ -126,9 +150,13 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
     t_mem = np.zeros(np.broadcast_shapes(np.shape(tok_gpu), lay.shape))
     t_flop = np.zeros_like(t_mem)
     gemm = np.zeros_like(t_mem)
-    for w_bytes, flops, dim in _gemm_groups(m, lay, tok_gpu, tok_stage, dec_gpu):
-        tm = w_bytes / bw
-        tf = flops / (dev.gemm_peak_flops * gemm_efficiency(dim))
+    for w_bytes, flops, dim, sixteen_bit in _gemm_groups(m, lay, tok_gpu, tok_stage, dec_gpu):
+        if sixteen_bit:
+            peak, compute, stream = dev.attention_peak_flops, ceil.head_compute, ceil.head_stream
+        else:
+            peak, compute, stream = dev.gemm_peak_flops, ceil.gemm_compute, ceil.gemm_stream
+        tm = w_bytes / streaming_bytes_per_s(hw, stream)
+        tf = flops / (peak * np.minimum(1.0, compute * gemm_efficiency(dim)))
         gemm = gemm + roofline(tm, tf)
         t_mem, t_flop = t_mem + tm, t_flop + tf
     kv_read = dec_gpu * np.asarray(decode_context, dtype=np.float64) * kv_bytes_per_token_per_gpu(m, lay)
@@ -136,8 +164,8 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
     heads_share = 1.0 / lay.tp
     attn_flops = (pre_gpu * m.attention_flops_per_token(np.asarray(prefill_context) / 2.0)
                   + dec_gpu * m.attention_flops_per_token(decode_context)) * heads_share * stage
-    ta_mem = kv_read / bw
-    ta_flop = attn_flops / (dev.attention_peak_flops * fitted.GEMM_EFFICIENCY)
+    ta_mem = kv_read / streaming_bytes_per_s(hw, ceil.kv_stream)
+    ta_flop = attn_flops / (dev.attention_peak_flops * sustained(fitted.GEMM_EFFICIENCY, ceil.attention_compute))
     attention = roofline(ta_mem, ta_flop)
     comm = _communication_s(m, hw, lay, tok_gpu)
     t_stage = gemm + attention + comm

@@ -74,6 +74,9 @@ class ParallelismIntake(Strict):
     micro_batch_size: int | None = Field(default=None, ge=1)
     recompute: RecomputeMode | None = None
     sequence_parallel: bool | None = None
+    tp_comm_overlap: bool | None = Field(
+        default=None, description="overlap tensor-parallel collectives with the GEMMs (Megatron-Core "
+        "--tp-comm-overlap, torchtitan AsyncTP); default: on for tp > 1 (Megatron-Core performance recipes)")
     zero_stage: Literal[0, 1, 2, 3] | None = None
     # Uneven pipeline stages, as Megatron-Core defines them (perf/stages.py). Unset: the planner
     # chooses between the even split and the balanced one (embedding and loss as a layer each).

@@ -13,9 +13,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from ..hpc.classes import HpcPrecision, SolverClass
+from ..hpc.classes import HaloTransport, HpcPrecision, SolverClass
 from ..units import Bytes, BytesPerSecond, Count, Seconds, parse_count, typed_as_text, validated_by
 from .common import Strict
+from .cost import CostIntake
 from .infrastructure import InfrastructureIntake
 
 
@@ -64,6 +65,9 @@ class HpcCommunication(Strict):
     halo_bytes_per_surface_unit: Bytes | None = Field(default=None, gt=0)
     bytes_per_unit: Bytes | None = Field(default=None, gt=0, description="all_to_all: per unit per transpose")
     message_bytes: Bytes | None = Field(default=None, gt=0, description="all_reduce: per message")
+    halo_transport: HaloTransport | None = Field(
+        default=None, description="gpu_direct (MPI/NCCL between GPUs, the default) or host_staged (halos "
+        "copied through host memory, not overlapped: FluidX3D's OpenCL multi-GPU)")
 
 
 class HpcTarget(Strict):
@@ -104,3 +108,4 @@ class HpcWorkload(InfrastructureIntake):
     compute: HpcCompute = Field(default_factory=HpcCompute)
     io: HpcIo = Field(default_factory=HpcIo)
     memory_per_unit_bytes: Bytes | None = Field(default=None, gt=0)
+    cost: CostIntake | None = None

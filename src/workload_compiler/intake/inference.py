@@ -16,7 +16,7 @@
       engine: vllm                # vllm | trtllm | sglang
       mode: auto                  # aggregated | disaggregated (prefill and decode pools) | auto
     compute: {accelerator: h200-sxm, max_gpus: 8, parallelism: {tp: 4}}
-    cost: {gpu_hour_usd: 3.50}    # or {capex_usd_per_gpu, amortization_years, power_usd_per_kwh, pue}
+    cost: {gpu_hour_usd: 3.50}    # the shared cost section (intake/cost.py): rate card or ownership
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ..units import Count, PerSecond, Seconds
 from .common import ComputeIntake, ModelIntake, Strict
+from .cost import CostIntake
 from .infrastructure import InfrastructureIntake
 
 WeightsName = Literal["bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4"]
@@ -111,6 +112,7 @@ class ServingIntake(Strict):
     memory_utilization: float | None = Field(default=None, gt=0, le=1,
                                              description="override the engine's KV memory fraction")
     max_batch_size: int | None = Field(default=None, gt=0)
+    max_replicas: int | None = Field(default=None, gt=0, description="a limit: replicas (spares included)")
     mode: Literal["aggregated", "disaggregated", "auto"] | None = Field(
         default=None, description="aggregated, disaggregated (separate prefill and decode pools) or auto "
                                   "(search both)")
@@ -140,23 +142,6 @@ class ServingIntake(Strict):
     def _rate_or_concurrency(self) -> ServingIntake:
         if self.request_rate is not None and self.concurrency is not None:
             raise ValueError("give request_rate or concurrency, not both")
-        return self
-
-
-class CostIntake(Strict):
-    """A rate card: an hourly price per GPU, or the parts of an owned GPU's cost."""
-
-    gpu_hour_usd: float | None = Field(default=None, gt=0)
-    capex_usd_per_gpu: float | None = Field(default=None, gt=0)
-    amortization_years: float | None = Field(default=None, gt=0)
-    power_usd_per_kwh: float | None = Field(default=None, ge=0)
-    pue: float | None = Field(default=None, ge=1)
-
-    @model_validator(mode="after")
-    def _complete(self) -> CostIntake:
-        if self.gpu_hour_usd is None and (self.capex_usd_per_gpu is None or self.amortization_years is None):
-            raise ValueError("give gpu_hour_usd, or capex_usd_per_gpu with amortization_years "
-                             "(power_usd_per_kwh and pue optional)")
         return self
 
 

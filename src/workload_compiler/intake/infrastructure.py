@@ -10,16 +10,30 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..units import Bytes, BytesPerSecond, Count, Seconds, Watts
+from ..units import BitsPerSecond, Bytes, BytesPerSecond, Count, Seconds, Watts
 from .boundary import BoundaryIntake, OperationsIntake
 from .common import Strict
+from .measured import MeasuredIntake
 from .sheet import SheetIntake
 
 
 class FabricIntake(Strict):
+    """Compute-fabric pins. Those that change bandwidth reach the step-time model
+    (spine/fabric_pins.py): NIC speed, oversubscription, rail optimization, transport, routing."""
+
     switch: str | None = Field(default=None, description="catalog switch id of the compute fabric")
-    oversubscription: float | None = Field(default=None, ge=1)
+    oversubscription: float | None = Field(default=None, ge=1, le=64,
+                                           description="leaf down:up port ratio (1 = non-blocking)")
     su_nodes: int | None = Field(default=None, ge=1, description="nodes per scalable unit")
+    nic_bandwidth: BitsPerSecond | None = Field(default=None, gt=0, le=1.6e13,
+                                                description="line rate of each compute NIC, e.g. 200Gb/s")
+    rail_optimized: bool | None = Field(default=None, description="NIC i of every node on leaf i (default), or "
+                                                                  "all of a node's NICs on one leaf (top of rack)")
+    transport: Literal["infiniband", "roce"] | None = Field(
+        default=None, description="RDMA transport: InfiniBand, or RoCE on an Ethernet fabric")
+    adaptive_routing: bool | None = Field(
+        default=None, description="per-packet adaptive routing (InfiniBand, Spectrum-X) or flow hashing (ECMP); "
+                                  "default from the switch")
     node_scale_out_bandwidth: BytesPerSecond | None = Field(
         default=None, gt=0, description="scale-out (NIC) bandwidth of one node, per direction, e.g. 50GB/s "
         "for 400 Gb/s; default: the system's NICs")
@@ -71,3 +85,5 @@ class InfrastructureIntake(Strict):
     sheet: SheetIntake = Field(default_factory=SheetIntake)
     boundary: BoundaryIntake = Field(default_factory=BoundaryIntake)
     operations: OperationsIntake = Field(default_factory=OperationsIntake)
+    measured: MeasuredIntake = Field(default_factory=MeasuredIntake,
+                                     description="measured values, each bound to the machine it was taken on")

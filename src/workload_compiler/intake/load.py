@@ -68,6 +68,10 @@ def _anchor_paths(workload: BaseModel, base_dir: Path | None) -> None:
     hf = getattr(model, "hf_config", None)
     if base_dir is not None and isinstance(hf, Path) and not hf.is_absolute():
         model.hf_config = base_dir / hf  # type: ignore[union-attr]
+    measured = getattr(workload, "measured", None)
+    cal = getattr(measured, "calibration_dir", None)
+    if base_dir is not None and isinstance(cal, Path) and not cal.is_absolute():
+        measured.calibration_dir = base_dir / cal  # type: ignore[union-attr]
 
 
 def load_workload(path: str | Path) -> BaseModel:

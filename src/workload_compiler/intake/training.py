@@ -8,6 +8,7 @@ from pydantic import Field
 
 from ..units import Count, Seconds
 from .common import ComputeIntake, ModelIntake, Strict
+from .cost import CostIntake
 from .infrastructure import InfrastructureIntake
 
 TrainingPrecision = Literal["bf16", "fp16", "fp8", "fp8_blockwise", "mxfp8", "nvfp4"]
@@ -19,15 +20,22 @@ class TrainingRun(Strict):
     global_batch_size: int | None = Field(default=None, gt=0, description="sequences per step")
     precision: TrainingPrecision | None = None
     optimizer: Literal["adam"] | None = None
+    framework: str | None = Field(
+        default=None, description="training framework whose memory profile applies (catalog/data/frameworks.yaml): "
+        "megatron, nemo (Megatron-Bridge), torchtitan, fsdp, llm-foundry, deepspeed, maxtext, or an alias; "
+        "unset = the generic profile, listed as an assumption")
+    grad_reduce_dtype: Literal["fp32", "bf16"] | None = Field(
+        default=None, description="dtype of the data-parallel gradient reduction (Megatron "
+        "--accumulate-allreduce-grads-in-fp32, NeMo grad_reduce_in_fp32, FSDP reduce_dtype); default fp32")
     moe_capacity_factor: float | None = Field(
         default=None, gt=0, le=64, description="MoE expert capacity factor (token dropping); unset: dropless")
     moe_load_imbalance: float | None = Field(
         default=None, ge=1, le=64, description="tokens on the busiest expert rank over the mean (1.0: balanced, "
         "as benchmark tables force it); your router's measured value for real routing")
-    attention_kernel: Literal["flash", "unfused"] | None = Field(
-        default=None, description="flash: a fused attention kernel (FlashAttention, cuDNN, SDPA) that never "
-        "stores the s x s scores; unfused: softmax and dropout over the scores through HBM (Megatron-LM "
-        "before 2023)")
+    attention_kernel: Literal["flash", "flash_v1", "unfused"] | None = Field(
+        default=None, description="flash: a fused attention kernel of the FlashAttention-2 class (FA2/FA3, "
+        "cuDNN, SDPA) that never stores the s x s scores; flash_v1: a FlashAttention-1-era kernel (about "
+        "half as fast); unfused: softmax and dropout over the scores through HBM (Megatron-LM before 2023)")
 
 
 class TargetIntake(Strict):
@@ -41,3 +49,4 @@ class TrainingWorkload(InfrastructureIntake):
     training: TrainingRun = Field(default_factory=TrainingRun)
     target: TargetIntake = Field(default_factory=TargetIntake)
     compute: ComputeIntake = Field(default_factory=ComputeIntake)
+    cost: CostIntake | None = None

@@ -163,13 +163,20 @@ def saved_tensors(a: ModelArch, *, moe_layer: bool, flash: bool = True, dropout:
     t += [SavedTensor("norm2_in", ACT_BYTES * h, "replicated", "norm"),
           SavedTensor("mlp_linear_in", ACT_BYTES * h, "replicated", "linear_in")]
     if moe_layer:
-        t.append(SavedTensor("router_logits", STAT_BYTES * a.moe_experts, "replicated", "moe_misc"))
+        # Router (Megatron-Core router.py, fp32 router): the softmax/sigmoid output over the E experts
+        # is saved for its backward (4 B each), the bool routing map [tokens, E] is kept for the
+        # permutation and the combine (1 B each); both on the layer's own tokens.
+        t += [SavedTensor("router_probs", STAT_BYTES * a.moe_experts, "replicated", "moe_misc"),
+              SavedTensor("routing_map", MASK_BYTES * a.moe_experts, "replicated", "moe_misc")]
         mm.append(SavedTensor("router", STAT_BYTES * a.moe_experts, "replicated", "mm_out"))
         if a.moe_shared_experts:
             f_sh = a.moe_shared_experts * (a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size)
             st, smm = _mlp(a, f_sh, "tp", "replicated", "shared_")
             t += st
             mm += smm
+        # Per routed (token, expert) pair: the permuted token as the grouped GEMM's fc1 input, and
+        # the expert output the probability-weighted combine saves for the gradient of the probs
+        # (moe_utils.unpermute: permuted_tokens * permuted_probs).
         t += [SavedTensor("expert_in", ACT_BYTES * h, "expert_in", "linear_in"),
               SavedTensor("expert_out", ACT_BYTES * h, "expert_in", "moe_misc")]
         et, emm = _mlp(a, a.moe_ffn_hidden_size, "expert_hidden", "expert_in", "expert_")
@@ -246,3 +253,13 @@ def layer_activations(a: ModelArch, *, moe_layer: bool, flash: bool = True,
         "op_sac": everything, "full": everything}
     grads = coefficients([x for x in full_set if x.group in ("mlp_hidden", "act")])
     return LayerActivations(stored=stored, recomputed=recomputed, gradients=grads)
+
+
+def moe_dispatch_bytes_per_pair(a: ModelArch) -> tuple[float, float]:
+    """Transient token-dispatch buffers of one MoE layer, bytes per routed pair on the GPU:
+    (always, extra with expert parallelism). The permuted copy of the tokens exists with or
+    without EP (moe_utils.permute: `tokens.index_select`); with ep > 1 the all-to-all's send and
+    receive buffers exist at once (token_dispatcher.py MoEAlltoAllTokenDispatcher: permute, then
+    all_to_all, then sort_chunks_by_idxs), and the combine and the backward move the same bytes
+    the other way. They are freed within the layer, so they add to its working set only."""
+    return ACT_BYTES * a.hidden_size, 2.0 * ACT_BYTES * a.hidden_size

@@ -67,14 +67,16 @@ def p2p_s(size_bytes: Any, bw_bytes_per_s: Any, latency_s: Any) -> FloatArray:
     return np.asarray(np.asarray(size_bytes, dtype=np.float64) / bw_bytes_per_s + latency_s)
 
 
-def scale_up_bw(hw: Hardware) -> float:
-    """Achievable per-GPU, per-direction NVLink bandwidth."""
-    return hw.scale_up_bandwidth_bytes_per_s * NVLINK_EFFICIENCY
+def scale_up_bw(hw: Hardware, collective: str = "all_reduce") -> float:
+    """Achievable per-GPU, per-direction NVLink bandwidth (the bus bandwidth measured on this node
+    type for `collective`, when there is one)."""
+    return hw.measured.bus_bandwidth("scale_up", collective) or hw.scale_up_bandwidth_bytes_per_s * NVLINK_EFFICIENCY
 
 
-def scale_out_bw(hw: Hardware) -> float:
-    """Achievable per-GPU, per-direction scale-out (NIC) bandwidth."""
-    return hw.scale_out_bandwidth_bytes_per_s * NIC_EFFICIENCY
+def scale_out_bw(hw: Hardware, collective: str = "all_reduce") -> float:
+    """Achievable per-GPU, per-direction scale-out (NIC) bandwidth (measured on this node type, when
+    there is a measurement)."""
+    return hw.measured.bus_bandwidth("scale_out", collective) or hw.scale_out_bandwidth_bytes_per_s * NIC_EFFICIENCY
 
 
 def local_members(n: Any, stride: Any, hw: Hardware) -> FloatArray:
@@ -117,8 +119,8 @@ def group_all_to_all_s(size_bytes: Any, n: Any, stride: Any, hw: Hardware) -> Fl
     n = _ranks(n)
     k = local_members(n, stride, hw)
     s = np.asarray(size_bytes, dtype=np.float64)
-    intra = (k - 1.0) / n * s / scale_up_bw(hw) + (k - 1.0) * NVLINK_LATENCY_S
-    inter = (n - k) / n * s / scale_out_bw(hw) + (n - k) * NIC_LATENCY_S
+    intra = (k - 1.0) / n * s / scale_up_bw(hw, "all_to_all") + (k - 1.0) * NVLINK_LATENCY_S
+    inter = (n - k) / n * s / scale_out_bw(hw, "all_to_all") + (n - k) * NIC_LATENCY_S
     return np.asarray(np.maximum(intra, inter))
 
 

@@ -47,6 +47,8 @@ def gemm_time_s(flops: Any, *, peak_flops: float, e_max: float, kernel_overhead_
     return np.asarray(np.asarray(flops, dtype=np.float64) / (e_max * peak_flops) + kernel_overhead_s)
 
 
-def memory_bound_s(bytes_moved: Any, hbm_bytes_per_s: float) -> FloatArray:
-    """Time to stream `bytes_moved` through HBM at the sustained (BabelStream) fraction."""
-    return np.asarray(np.asarray(bytes_moved, dtype=np.float64) / (hbm_bytes_per_s * HBM_EFFICIENCY))
+def memory_bound_s(bytes_moved: Any, hbm_bytes_per_s: float, measured_bytes_per_s: float | None = None) -> FloatArray:
+    """Time to stream `bytes_moved` through HBM at the sustained (BabelStream) fraction, or at the
+    sustained bandwidth measured on this accelerator (`wkc calibrate`) when there is one."""
+    rate = measured_bytes_per_s or hbm_bytes_per_s * HBM_EFFICIENCY
+    return np.asarray(np.asarray(bytes_moved, dtype=np.float64) / rate)

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .framework import GENERIC, FrameworkProfile
+
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
@@ -95,11 +97,43 @@ class TrainingSetup:
     # Fused (FlashAttention-style) attention core. False = the pre-2022 unfused path: QK^T and AV as
     # batched GEMMs plus a memory-bound softmax/dropout over the s x s scores (Megatron-LM 2021-22).
     flash_attention: bool = True
+    # Speed of the fused attention kernel relative to FlashAttention-2-class kernels (FA2, FA3, cuDNN
+    # fused attention): 0.5 for FlashAttention-1-era kernels (perf/step_time.py FA1_RELATIVE_SPEED).
+    attention_relative_speed: float = 1.0
+    grad_reduce_bytes: float = 4.0      # bytes per gradient element in the data-parallel reduction
     # MoE routing: dropless (Megatron-Core's default: token counts go to the host every layer to size
     # the grouped GEMMs) or a capacity factor (fixed shapes); the load of the busiest expert rank
     # over the mean (1.0 = the force-balanced routing of benchmark tables).
     moe_dropless: bool = True
     moe_load_imbalance: float = 1.0
+    # What the training framework keeps in memory (master weights, gradient dtype, loss, FP8 copies,
+    # offload, allocator); the default is the generic profile, the largest term of the known ones.
+    framework: FrameworkProfile = GENERIC
+    # Tensor-parallel collectives split into chunks and run under the GEMMs they feed (Megatron-Core
+    # --tp-comm-overlap with Transformer Engine userbuffers; torchtitan AsyncTP); False: in series.
+    tp_comm_overlap: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class MeasuredRates:
+    """Rates measured on this accelerator / node type (`wkc calibrate`, an intake's `measured` block;
+    measure/apply.py fills them for the machine they were measured on only). Each replaces the
+    fitted constant it names; empty / None = not measured, the fitted constants apply."""
+
+    gemm: tuple[tuple[str, float, float], ...] = ()   # (GEMM precision, e_max, kernel_overhead_s)
+    hbm_bytes_per_s: float | None = None              # sustained (stream) HBM bandwidth
+    busbw: tuple[tuple[str, float], ...] = ()         # ("scale_up.all_reduce", NCCL bus bandwidth B/s), ...
+
+    def gemm_constants(self, precision: str, e_max: float, kernel_overhead_s: float) -> tuple[float, float]:
+        """(e_max, t0) measured at this GEMM precision, else the fitted pair given."""
+        for p, e, t0 in self.gemm:
+            if p == precision:
+                return e, t0
+        return e_max, kernel_overhead_s
+
+    def bus_bandwidth(self, tier: str, collective: str) -> float | None:
+        """Measured NCCL bus bandwidth of `collective` on `tier` (scale_up | scale_out), or None."""
+        return dict(self.busbw).get(f"{tier}.{collective}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,10 +145,11 @@ class Hardware:
     peak_flops_bf16: float               # dense FLOP/s
     peak_flops_fp8: float | None         # dense FLOP/s; None when the accelerator has no FP8
     peak_flops_fp4: float | None
-    hbm_bytes: float
+    hbm_bytes: float                     # what a process can allocate (catalog process_memory_bytes)
     hbm_bandwidth_bytes_per_s: float
     scale_up_bandwidth_bytes_per_s: float   # per GPU, per direction
     scale_up_domain_gpus: int
     gpus_per_node: int
     scale_out_bandwidth_bytes_per_s: float  # per GPU, per direction (NIC line rate / 8 x NICs/GPU)
     tdp_w: float
+    measured: MeasuredRates = MeasuredRates()   # rates measured on this machine (none: fitted constants)

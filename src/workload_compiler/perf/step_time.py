@@ -38,9 +38,12 @@ STEP_TERMS = ("compute", "memory_bound", "tp_comm", "cp_comm_exposed", "ep_comm"
               "pp_bubble", "pp_p2p", "dp_comm_exposed", "optimizer")
 MB_TERMS = STEP_TERMS[:5]        # the terms of one micro-batch on one stage
 
-GRAD_REDUCE_BYTES = 4.0      # fp32 gradient reduction (Megatron bf16 default; torchtitan reduce fp32)
 PARAM_GATHER_BYTES = 2.0     # bf16 parameter all-gather (distributed optimizer, FSDP)
 ADAM_BYTES_PER_PARAM = 30.0  # read fp32 p, g, m, v (16) + write p, m, v (12) + write bf16 p (2)
+# FlashAttention-1-era kernels (flash-attn 1.x, its Triton port) run at about half the speed of
+# FlashAttention-2: "FlashAttention-2 ... around 2x faster than FlashAttention" (Dao 2023,
+# arXiv:2307.08691, abstract; 1.7-3.0x in its benchmarks, 1.3-2.5x over the Triton version).
+FA1_RELATIVE_SPEED = 0.5
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,9 +126,10 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     peak, bytes_el = gemm_precision(setup, hw)
     s = layer_shapes(a)
 
+    e_max, t0 = hw.measured.gemm_constants(setup.precision, k.gemm_e_max, k.gemm_kernel_overhead_s)
+
     def gemm(flops: FloatArray) -> FloatArray:            # one kernel
-        return gemm_time_s(flops, peak_flops=peak, e_max=k.gemm_e_max,
-                           kernel_overhead_s=k.gemm_kernel_overhead_s)
+        return gemm_time_s(flops, peak_flops=peak, e_max=e_max, kernel_overhead_s=t0)
 
     def mlp(rows: FloatArray, ffn: float, split: FloatArray) -> FloatArray:   # up (+gate) and down
         return np.asarray(gemm(2 * rows * h * s.up * ffn / split) + gemm(2 * rows * h * ffn / split))
@@ -148,7 +152,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     head = gemm(2 * tok * h * a.vocab_size / tp)
     if setup.flash_attention:
         core_flops = attention_flops_per_token(a, setup.seq_len, causal=True) / a.layers * tok / tp
-        core = core_flops / (hw.peak_flops_bf16 * k.attention_eff)
+        core = core_flops / (hw.peak_flops_bf16 * k.attention_eff * setup.attention_relative_speed)
         core_passes, scores = 3.5 + any_rc, 0.0 * tok
     else:  # QK^T and AV as batched GEMMs over the full s x s; softmax + dropout through HBM:
         # forward 9 B, backward 11 B per score element, a recompute repeats the forward.
@@ -170,8 +174,9 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     passes = 3.0 + full + sac * op_sac_recompute_fraction(a)
     bw_passes = 3.0 + full + sac
     # TP: per layer 2 all-reduces forward, 2 backward, +2 under full recompute (with SP each is a
-    # reduce-scatter + all-gather of the same bytes); a fitted share stays exposed.
-    tp_layer = k.tp_exposed * (4.0 + 2.0 * full) * coll.group_all_reduce_s(tok * h * 2.0, tp, 1, hw)
+    # reduce-scatter + all-gather of the same bytes): in series with the GEMMs, or overlapped with
+    # them, leaving what does not fit under the GEMMs and the contention share of what does.
+    tp_comm = (4.0 + 2.0 * full) * coll.group_all_reduce_s(tok * h * 2.0, tp, 1, hw)
     # CP ring: cp-1 hops of this rank's K/V per layer (forward; backward passes K/V and dK/dV),
     # hidden behind the attention core except for contention.
     bw, lat = coll.link_bw_latency(tp * cp, hw)
@@ -184,8 +189,11 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     def layer_terms(mlp_time: FloatArray, elements: FloatArray, is_moe: bool) -> dict[str, FloatArray]:
         """One decoder layer, one micro-batch, forward and backward, by step term."""
         moved = k.elementwise_mult * tok * (2.0 * elements + cast)
-        return {"compute": passes * (attn + mlp_time) + core_passes * core,
-                "memory_bound": memory_bound_s(bw_passes * moved + scores, hw.hbm_bandwidth_bytes_per_s),
+        gemms = passes * (attn + mlp_time)
+        tp_layer = _exposed(tp_comm, gemms, k) if setup.tp_comm_overlap else tp_comm
+        return {"compute": gemms + core_passes * core,
+                "memory_bound": memory_bound_s(bw_passes * moved + scores, hw.hbm_bandwidth_bytes_per_s,
+                                               hw.measured.hbm_bytes_per_s),
                 "tp_comm": tp_layer, "cp_comm_exposed": cp_layer,
                 "ep_comm": ep_layer if is_moe else 0.0 * tok}
 
@@ -193,7 +201,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     moe_t = layer_terms(moe_mlp, moe_el, True) if a.is_moe else dense_t
     if a.is_moe and setup.moe_dropless:     # the per-layer host sync of dropless routing, each pass
         moe_t["compute"] = moe_t["compute"] + (2.0 + full) * k.moe_dropless_sync_s
-    head_t = {"compute": 3.0 * head, "memory_bound": memory_bound_s(loss_bytes, hw.hbm_bandwidth_bytes_per_s)}
+    head_t = {"compute": 3.0 * head,
+              "memory_bound": memory_bound_s(loss_bytes, hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)}
     mtp_t = {n: moe_t[n] + head_t.get(n, 0.0) for n in MB_TERMS}     # an MTP module: a layer and a head
 
     # Each representative rank (perf/stages.py): its decoder layers by kind, the head and loss on
@@ -218,7 +227,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
 
     bw, lat = coll.link_bw_latency(2 * tp * cp * dp, hw)  # stage neighbours are tp*cp*dp ranks apart
     p2p = np.where(pp > 1, 2.0 * vp * micro * coll.p2p_s(tok * h * 2.0 / tp, bw, lat), 0.0)
-    dp_exposed, optimizer = _data_parallel(a, layout, hw, slowest, micro, full, k)
+    dp_exposed, optimizer = _data_parallel(a, layout, hw, slowest, micro, full, k, setup.grad_reduce_bytes)
     terms = {t: micro * sum(sel[r] * rank_terms[r][t] for r in range(3)) for t in MB_TERMS}
     terms |= {"pp_bubble": bubble, "pp_p2p": p2p, "dp_comm_exposed": dp_exposed, "optimizer": optimizer}
     shape = layout.shape     # a property over every field: once, not once per term
@@ -239,7 +248,7 @@ def _exposed(comm_s: FloatArray, window_s: FloatArray, k: TrainingConstants) -> 
 
 
 def _data_parallel(a: ModelArch, layout: Layout, hw: Hardware, t_mb: FloatArray, micro: FloatArray,
-                   full: FloatArray, k: TrainingConstants) -> tuple[FloatArray, FloatArray]:
+                   full: FloatArray, k: TrainingConstants, grad_bytes: float) -> tuple[FloatArray, FloatArray]:
     """(exposed gradient/parameter communication, optimizer step) per step.
 
     ZeRO 0: all-reduce of the gradients behind the last micro-batch's backward. ZeRO 1/2
@@ -264,7 +273,7 @@ def _data_parallel(a: ModelArch, layout: Layout, hw: Hardware, t_mb: FloatArray,
         return np.asarray(rs(dense * bytes_per_param, n_dense, tp, hw)
                           + rs(expert * bytes_per_param, n_exp, ep_etp, hw))
 
-    grads, params = sync(GRAD_REDUCE_BYTES), sync(PARAM_GATHER_BYTES)
+    grads, params = sync(grad_bytes), sync(PARAM_GATHER_BYTES)
     w_fwd = t_mb / (3.0 + full)
     w_bwd = t_mb - w_fwd
     zero = layout.zero
@@ -275,5 +284,5 @@ def _data_parallel(a: ModelArch, layout: Layout, hw: Hardware, t_mb: FloatArray,
     shard_dense = np.where(zero >= 1, n_dense, 1.0)
     shard_exp = np.where(zero >= 1, n_exp, 1.0)
     optimizer = memory_bound_s(ADAM_BYTES_PER_PARAM * (dense / shard_dense + expert / shard_exp),
-                               hw.hbm_bandwidth_bytes_per_s)
+                               hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)
     return np.asarray(exposed), np.asarray(optimizer)

@@ -7,6 +7,7 @@ from typing import Any
 from ..spine.result import SystemSpec
 from .engagement_render import engagement_markdown
 from .format import LAYER_TITLES, format_value
+from .sizing_view import markdown_sections
 
 
 def _flatten(prefix: str, data: dict[str, Any]) -> list[tuple[str, str, Any]]:
@@ -46,16 +47,15 @@ def render_markdown(spec: SystemSpec) -> str:
             out.append(f"| {label} | {shown} | {src.replace('|', '/')} |")
         out.append("")
         out += blocks
-    if spec.collisions:
-        out += ["## Collisions", ""]
-        out += [f"- **{c.get('constraint')}**: {c.get('detail')}" for c in spec.collisions] + [""]
-    if spec.alternatives:
-        out += ["## Alternatives", "", "| alternative | what changes | GPUs | time to train | IT power |",
+    out += markdown_sections(spec)
+    if spec.measured is not None and spec.measured.entries:
+        out += ["## Measured (bound to their machines)", "", "| field | value | status | machine | tool, date |",
                 "|---|---|---|---|---|"]
-        for a in spec.alternatives:
-            out.append(f"| {a.get('name')} | {a.get('change')} | {format_value('gpus', a.get('gpus'))} | "
-                       f"{format_value('time_to_train_s', a.get('time_to_train_s'))} | "
-                       f"{format_value('it_power_w', a.get('it_power_w'))} |")
+        for e in spec.measured.entries:
+            spread = f" ± {e.spread:.2g}" if e.spread is not None else ""
+            unit = "" if e.unit == "1" else f" {e.unit}"
+            out.append(f"| {e.field} | {e.value:.4g}{unit}{spread} | {e.status} | {e.machine.replace('|', '/')} | "
+                       f"{e.tool}, {e.date} |")
         out.append("")
     out += engagement_markdown(spec)
     if spec.assumptions:

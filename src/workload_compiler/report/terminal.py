@@ -12,6 +12,7 @@ from rich.text import Text
 from ..spine.result import SearchSummary, SystemSpec
 from .engagement_render import render_engagement
 from .format import LAYER_TITLES, format_value
+from .sizing_view import terminal_alternatives, terminal_collisions, terminal_cost, terminal_sensitivity
 
 _MARK = {"given": "[green]given[/]", "assumed": "[yellow]assumed[/]", "derived": "[cyan]derived[/]",
          "measured": "[magenta]measured[/]"}
@@ -58,21 +59,17 @@ def render(spec: SystemSpec, console: Console) -> None:
         rejected = ", ".join(f"{k}: {v:,}" for k, v in spec.search.rejected.items()) or "none"
         console.print(Panel(f"evaluated {spec.search.evaluated:,} layouts in {spec.search.seconds:.2f} s; "
                             f"rejected: {rejected}", title="Search", title_align="left"))
-    if spec.collisions:
-        lines = [f"• [bold]{c.get('constraint')}[/]: {c.get('detail')}" for c in spec.collisions]
-        console.print(Panel("\n".join(lines), title="Collisions", title_align="left", border_style="red"))
-    if spec.alternatives:
-        table = Table(title=None)
-        for col in ("alternative", "what changes", "GPUs", "time to train", "IT power", "meets target / binds"):
-            table.add_column(col)
-        for a in spec.alternatives:
-            verdict = "—" if a.get("meets_target") is None else ("yes" if a["meets_target"] else "no")
-            if not a.get("feasible", True):
-                verdict = f"infeasible: {a.get('binding')}"
-            table.add_row(str(a.get("name")), str(a.get("change")), format_value("gpus", a.get("gpus")),
-                          format_value("time_to_train_s", a.get("time_to_train_s")),
-                          format_value("it_power_w", a.get("it_power_w")), verdict)
-        console.print(Panel(table, title="Alternatives", title_align="left"))
+    for section in (terminal_collisions, terminal_alternatives, terminal_cost, terminal_sensitivity):
+        panel = section(spec)
+        if panel is not None:
+            console.print(panel)
+    if spec.measured is not None and spec.measured.entries:
+        lines = [f"• [magenta]{e.field}[/] = {e.value:.4g}{'' if e.unit == '1' else ' ' + e.unit}"
+                 + (f" ± {e.spread:.2g}" if e.spread is not None else "")
+                 + f" — {e.status} — {e.machine}, {e.tool}, {e.date}" + (f" [dim]({e.note})[/]" if e.note else "")
+                 for e in spec.measured.entries]
+        console.print(Panel(Group(*[Text.from_markup(line) for line in lines]),
+                            title="Measured (bound to their machines)", title_align="left", border_style="magenta"))
     render_engagement(spec, console)
     if spec.assumptions:
         body = Group(*[Text.from_markup(f"• [yellow]{a.field}[/] = {format_value(a.field.split('.')[-1], a.value)}"

@@ -1,6 +1,6 @@
 """The base of every typed result section (re-exported by spine/result.py). Its own module so the
-sections defined outside spine/ (engagement/, generic/) can subclass it without importing the
-document that holds them."""
+sections defined outside spine/ (cost/, sizing/, engagement/, generic/) can subclass it without
+importing the document that holds them."""
 
 from __future__ import annotations
 

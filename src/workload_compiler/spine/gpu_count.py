@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from ..arch.model import ModelArch
 from ..catalog.loader import Catalog
 from ..errors import Infeasible, InputError
-from ..facility import Hall, fit_hall
 from ..intake.common import ParallelismIntake
 from ..intake.training import TrainingWorkload
 from ..perf.layout import Hardware, TrainingSetup
@@ -25,12 +24,11 @@ from ..planner.published import best_published_mfu
 from ..planner.result import PlanResult
 from ..planner.search import search
 from ..provenance import Trace
+from ..sizing.hall import hall_fit
 from .training_defaults import TrainingRunResolved
 
 MAX_SEARCH_GPUS = DEFAULT_MAX_GPUS
 TOP_K = 5   # layouts kept per search: the best and four runners-up for the report
-# A hall pinned without a per-rack limit: the cooling type's own density limit applies.
-UNBOUNDED_RACK_W = 1e9
 
 
 def check_pins(pins: ParallelismIntake, arch: ModelArch, gpus: int | None) -> int | None:
@@ -55,12 +53,9 @@ def check_pins(pins: ParallelismIntake, arch: ModelArch, gpus: int | None) -> in
 
 def hall_capacity(w: TrainingWorkload, hw: Hardware, catalog: Catalog, trace: Trace) -> int | None:
     """GPUs of the chosen system that fit in a pinned hall (facility.power), or None without a hall."""
-    f = w.facility
-    if f.power is None:
+    fit = hall_fit(w, hw.system_id, catalog)
+    if fit is None:
         return None
-    hall = Hall(power_w=f.power, power_basis=f.power_basis, rack_power_w=f.rack_power or UNBOUNDED_RACK_W,
-                cooling=f.cooling or "air", floor_area_m2=f.floor_area_m2, pue=f.pue)
-    fit = fit_hall(hall, [catalog.system(hw.system_id)])[0]
     if not fit.feasible or fit.gpus == 0:
         raise Infeasible(fit.binding, f"no {hw.system_id} fits in the hall: {fit.detail}")
     return int(trace.derived("facility.hall_gpus", fit.gpus, f"hall fit ({fit.binding} binds): {fit.detail}"))

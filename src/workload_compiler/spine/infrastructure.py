@@ -14,14 +14,26 @@ from ..arch.counts import param_counts
 from ..arch.model import ModelArch
 from ..catalog.loader import Catalog, package_yaml
 from ..catalog.schema import Switch, System
-from ..errors import InputError
+from ..errors import CatalogGap, Infeasible, InputError
 from ..fabric import FabricLayer, plan_fabric_for_system
-from ..facility import FacilityLayer, SystemUnit, bill_from_counts, facility_data, size_facility
-from ..intake.infrastructure import InfrastructureIntake
+from ..facility import (
+    Equipment,
+    FacilityData,
+    FacilityLayer,
+    SystemUnit,
+    bill_from_counts,
+    facility_data,
+    reference_equipment,
+    size_facility,
+)
+from ..facility.hall_fit import EquipmentFor
+from ..intake.infrastructure import FabricIntake, InfrastructureIntake
 from ..provenance import Assumption, Trace
 from ..reliability import ReliabilityLayer
 from ..software import SoftwareLayer, plan_software
 from ..storage.plan import StorageLayer, plan_storage_and_reliability
+from .fabric_pins import compute_switch
+from .result import NotSized
 
 # DGX SuperPOD RAs (H100 RA-11333-001 V11; B200): 32 nodes per scalable unit of 8-GPU nodes.
 # GB200 RA: 8 NVL72 racks (144 compute trays) per SU. reference/infrastructure.md §1.1.
@@ -29,15 +41,17 @@ SU_NODES_8GPU = 32
 SU_TRAYS_NVL72 = 144
 
 
-def default_switch(system: System, catalog: Catalog, pinned: str | None, trace: Trace) -> Switch:
-    if pinned is not None:
-        switch = catalog.switch(pinned)
+def default_switch(system: System, catalog: Catalog, fabric: FabricIntake, trace: Trace) -> Switch:
+    switch = compute_switch(fabric, system, catalog)
+    if fabric.switch is not None:
         trace.given("fabric.switch", switch.id)
-        return switch
-    switch_id = "quantum-x800-q3400" if system.scale_out_nic_bits_per_s > 400e9 else "quantum2-qm9700"
-    trace.assumed("fabric.switch", switch_id,
-                  "InfiniBand of the node's NIC speed: NDR QM9700 for 400G, XDR Q3400 for 800G (SuperPOD RAs)")
-    return catalog.switch(switch_id)
+    elif fabric.transport == "roce":
+        trace.assumed("fabric.switch", switch.id, "RoCE: the Spectrum-X Ethernet reference switch "
+                      "(catalog/data/fabric_transport.yaml)")
+    else:
+        trace.assumed("fabric.switch", switch.id, "InfiniBand of the node's NIC speed: NDR QM9700 for 400G, "
+                      "XDR Q3400 for 800G (SuperPOD RAs)")
+    return switch
 
 
 def _record(trace: Trace, assumptions: list[Assumption], formulas: dict[str, str]) -> None:
@@ -63,7 +77,7 @@ def ep_all_to_all_bytes_per_step(arch: ModelArch, layout: dict[str, int], seq_le
 def build_fabric(system: System, catalog: Catalog, intake: InfrastructureIntake, *, gpus: int,
                  layout: dict[str, int], trace: Trace,
                  ep_bytes_per_step: float | None = None) -> tuple[FabricLayer, Switch]:
-    switch = default_switch(system, catalog, intake.fabric.switch, trace)
+    switch = default_switch(system, catalog, intake.fabric, trace)
     rack_scale = system.nodes_per_scale_up_domain > 1
     nodes = -(-gpus // system.gpus_per_node)
     if intake.fabric.su_nodes is not None:
@@ -86,30 +100,66 @@ def build_fabric(system: System, catalog: Catalog, intake: InfrastructureIntake,
         system, switch, gpus=gpus, tp=layout["tp"], pp=layout["pp"], dp=layout["dp"], cp=layout["cp"],
         ep=layout["ep"], etp=layout["etp"], su_nodes=su, node_ports_per_transceiver=ports_per_tx,
         scale_up_bytes_per_s_per_gpu=scale_up,
-        oversubscription=intake.fabric.oversubscription or 1.0, ep_rdma_bytes_per_step=ep_bytes_per_step)
+        oversubscription=intake.fabric.oversubscription or 1.0, ep_rdma_bytes_per_step=ep_bytes_per_step,
+        rail_optimized=intake.fabric.rail_optimized is not False,
+        nic_bits_per_s=intake.fabric.nic_bandwidth or system.scale_out_nic_bits_per_s)
+    for key in ("nic_bandwidth", "rail_optimized", "transport", "adaptive_routing", "oversubscription"):
+        if getattr(intake.fabric, key) is not None:
+            trace.given(f"fabric.{key}", getattr(intake.fabric, key))
     _record(trace, fabric.assumptions, fabric.formulas)
     return fabric, switch
 
 
+def fabric_bill(fabric: FabricLayer | None, switch: Switch | None, gpus: int,
+                data: FacilityData) -> list[Equipment] | None:
+    """The network gear counted by the fabric layer, billed; None without a fabric (one node) or
+    with a switch that has no published power (the facility layer's reference bill applies)."""
+    if fabric is None or switch is None:
+        return None
+    so, nets = fabric.scale_out, fabric.networks
+    try:
+        return bill_from_counts(gpus=gpus, data=data, switches=[
+            ("compute fabric", switch.id, so.switches, so.transceivers.switch),
+            ("storage fabric", nets.storage.switch, nets.storage.switches, 0),
+            ("in-band", nets.in_band.switch, nets.in_band.switches, 0),
+            ("out-of-band", nets.out_of_band.switch, nets.out_of_band.switches, 0)])
+    except InputError:
+        return None
+
+
+def hall_equipment(system: System, catalog: Catalog, intake: InfrastructureIntake) -> EquipmentFor:
+    """The gear `n` units of `system` need, as the forward facility layer bills it (fabric sized for
+    their GPUs), so that what a hall is said to hold is what the compiled facility layer fits."""
+    data = facility_data()
+
+    def equipment(unit: SystemUnit, n: int) -> list[Equipment]:
+        gpus = n * unit.gpus
+        bill = None
+        if gpus > system.gpus_per_node:
+            layout = {"tp": 1, "pp": 1, "dp": gpus, "cp": 1, "ep": 1, "etp": 1}
+            try:
+                fabric, switch = build_fabric(system, catalog, intake, gpus=gpus, layout=layout, trace=Trace())
+                bill = fabric_bill(fabric, switch, gpus, data)
+            except (InputError, Infeasible):
+                bill = None
+        return bill or reference_equipment(gpus=gpus, compute_ports=n * unit.compute_ports, data=data)
+
+    return equipment
+
+
 def build_facility(system: System, fabric: FabricLayer | None, switch: Switch | None,
-                   intake: InfrastructureIntake, *, gpus: int, trace: Trace) -> FacilityLayer:
+                   intake: InfrastructureIntake, *, gpus: int, trace: Trace) -> FacilityLayer | NotSized:
     """Layer 6 for `gpus` GPUs of `system`. The bill of network gear comes from the fabric layer's
     counts; without a fabric (one node), or with a switch that has no published power, the
-    facility layer's reference bill is used and recorded as an assumption."""
+    facility layer's reference bill is used and recorded as an assumption. A system without a
+    published node (or rack) power leaves the layer not sized, with the reason."""
     data = facility_data()
-    unit = SystemUnit.from_system(system, data)
+    try:
+        unit = SystemUnit.from_system(system, data)
+    except CatalogGap as gap:
+        return NotSized.from_gap(gap)
     units = -(-gpus // unit.gpus)
-    equipment: Any = None
-    if fabric is not None and switch is not None:
-        so, nets = fabric.scale_out, fabric.networks
-        try:
-            equipment = bill_from_counts(gpus=gpus, data=data, switches=[
-                ("compute fabric", switch.id, so.switches, so.transceivers.switch),
-                ("storage fabric", nets.storage.switch, nets.storage.switches, 0),
-                ("in-band", nets.in_band.switch, nets.in_band.switches, 0),
-                ("out-of-band", nets.out_of_band.switch, nets.out_of_band.switches, 0)])
-        except InputError:
-            equipment = None
+    equipment = fabric_bill(fabric, switch, gpus, data)
     f = intake.facility
     layer = size_facility(unit, units, equipment=equipment, cooling=f.cooling, pue=f.pue,
                           rack_power_limit_w=f.rack_power, data=data)
@@ -139,7 +189,7 @@ class Infrastructure:
     storage: StorageLayer
     reliability: ReliabilityLayer
     software: SoftwareLayer
-    facility: FacilityLayer
+    facility: FacilityLayer | NotSized
 
 
 def build_training_infrastructure(

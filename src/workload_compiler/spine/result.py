@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
+from ..cost.result import CostSection
 from ..engagement.acceptance import AcceptanceTargets
 from ..engagement.boundary import OperatingBoundary
 from ..engagement.mig import MigSection
@@ -17,8 +18,11 @@ from ..engagement.operations import OperationsLoad
 from ..engagement.questions import NextQuestions
 from ..engagement.register import BoundaryRegister
 from ..engagement.sheet import WorkloadSheet
+from ..errors import CatalogGap
 from ..generic.pipeline import PipelineSection
 from ..provenance import Assumption, Provenance
+from ..quantity import quantity
+from ..sizing.result import Alternative, Collision, SensitivitySection
 from .doc import Doc as Doc
 
 SCHEMA_VERSION = "1.0"
@@ -61,6 +65,10 @@ class ObjectiveLayer(Doc):
     time_to_train_target_s: float | None = None
     goodput_adjusted_time_to_train_s: float | None = None
     meets_target: bool | None = None
+    gpus_for_target: int | None = quantity(
+        "count", "fewest GPUs whose best layout meets the deadline without the cap, in steady state (before "
+                 "failures; when a cap or hall binds)",
+        default=None)
 
 
 class ComputeLayer(Doc):
@@ -86,6 +94,21 @@ class ComputeLayer(Doc):
     memory_headroom_bytes: float
     bottleneck: str
     warnings: list[str] = Field(default_factory=list)
+    scale_out_bytes_per_s_per_gpu: float | None = quantity(
+        "B/s", "per-GPU scale-out bandwidth the step-time model used, per direction (fabric pins applied: NIC "
+        "speed, oversubscription, rail optimization, transport; spine/fabric_pins.py)", default=None)
+
+
+class NotSized(Doc):
+    """A layer the compile could not size: the catalog lacks a number it needs. The rest of the
+    specification is still built; this says which numbers are missing and what they would size."""
+
+    not_sized: str = Field(description="why the layer is not sized: the missing catalog numbers and what they size")
+    missing: list[str] = Field(default_factory=list, description="catalog paths of the missing numbers")
+
+    @classmethod
+    def from_gap(cls, gap: CatalogGap) -> NotSized:
+        return cls(not_sized=gap.reason, missing=list(gap.missing))
 
 
 class SearchSummary(Doc):
@@ -93,6 +116,35 @@ class SearchSummary(Doc):
     seconds: float
     rejected: dict[str, int]
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class MeasuredEntry(Doc):
+    """One measured value as the compile used it (or recorded it, with why not applied)."""
+
+    field: str = Field(description="the measurable field (measure/fields.py)")
+    value: float = Field(description="SI value, in `unit`")
+    unit: str
+    spread: float | None = Field(default=None, description="standard deviation over the repeats, in `unit`")
+    repeats: int | None = None
+    machine_kind: str
+    machine_id: str
+    machine: str = Field(description="the machine it was measured on, as a person reads it")
+    date: str
+    tool: str
+    origin: str = Field(description="'intake' or the calibration file it came from")
+    status: str = Field(description="applied (replaces the assumption named in `replaces`) or recorded")
+    replaces: str
+    note: str | None = None
+
+
+class MeasuredSection(Doc):
+    """Measurements bound to the machine they were taken on; applied to that machine only."""
+
+    entries: list[MeasuredEntry] = Field(default_factory=list)
+    calibration_files: list[str] = Field(default_factory=list)
+    sized_accelerators: list[str] = Field(default_factory=list)
+    sized_systems: list[str] = Field(default_factory=list)
+    sized_why: str = ""
 
 
 class SystemSpec(Doc):
@@ -116,9 +168,20 @@ class SystemSpec(Doc):
     pipeline: PipelineSection | None = Field(default=None,
                                              description="generic archetype: the data path, stage by stage")
     search: SearchSummary | dict[str, Any] | None = None
-    collisions: list[dict[str, Any]] = Field(default_factory=list)
-    alternatives: list[dict[str, Any]] = Field(default_factory=list)
+    collisions: list[Collision] = Field(default_factory=list,
+                                        description="pinned limits and targets the requirement breaks (sizing/)")
+    alternatives: list[Alternative] = Field(
+        default_factory=list, description="recompiled variants, ranked: cheapest meeting every target first")
+    cost: CostSection | None = Field(default=None, description="$ and energy of the run or fleet (cost/)")
+    sensitivity: SensitivitySection | None = Field(
+        default=None, description="tornado over the assumed values (wkc sensitivity, compile --sensitivity)")
+    measured: MeasuredSection | None = Field(default=None, description="measurements, bound to their machines")
     pins: dict[str, Any] = Field(default_factory=dict, description="the pins (dotted intake keys) applied by recompile")
+    intake: dict[str, Any] | None = Field(
+        default=None, description="the validated intake this spec was compiled from (pins applied); "
+                                  "recompile(spec, pins) starts from it")
+    not_sized: dict[str, str] = Field(
+        default_factory=dict, description="layer -> why it is not sized (a catalog number it needs is unknown)")
     # From requirement to supply (issue 9, seed 000): engagement/attach.py fills these after the layers.
     sheet: WorkloadSheet | None = None
     next_questions: NextQuestions | None = None

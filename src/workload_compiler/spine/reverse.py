@@ -25,9 +25,14 @@ DEFAULT_SYSTEMS = ("dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "dgx-b300", "
 def fit_model_in_hall(hall: Hall, catalog: Catalog, *, systems: tuple[str, ...] = DEFAULT_SYSTEMS,
                       model: ModelIntake | None = None, training: TrainingRun | None = None,
                       deadline_s: float | None = None) -> list[dict[str, Any]]:
+    from ..intake.infrastructure import InfrastructureIntake
+    from .infrastructure import hall_equipment
     rows: list[dict[str, Any]] = []
     entries = [catalog.system(s) for s in systems if s in catalog.systems]
-    for fit in fit_hall(hall, entries):
+    # network gear billed as the compiled facility layer bills it, so the count is one it fits
+    fits = [f for s in entries for f in fit_hall(hall, [s], equipment_for=hall_equipment(
+        s, catalog, InfrastructureIntake()))]
+    for fit in fits:
         row: dict[str, Any] = fit.model_dump(mode="json")
         if model is not None and fit.feasible and fit.gpus > 0:
             system = catalog.system(fit.system)

@@ -20,14 +20,15 @@ from ..errors import Infeasible, InputError
 from ..intake.common import ComputeIntake, ParallelismIntake
 from ..intake.training import TrainingWorkload
 from ..perf.layout import PEAK_CLASS, Hardware, TrainingSetup
-from ..perf.step_time import gemm_precision
+from ..perf.step_time import FA1_RELATIVE_SPEED, gemm_precision
 from ..planner.published import best_published_mfu
 from ..planner.result import RankedLayout
 from ..planner.search import search
 from ..provenance import Trace
+from ..sizing.result import Collision
 from .bottleneck import bottleneck_view, largest_step_terms
-from .collisions import alternatives, find_collisions
-from .gpu_count import TOP_K, GpuChoice, choose_gpus
+from .fabric_pins import compute_switch, fabric_hardware
+from .gpu_count import MAX_SEARCH_GPUS, TOP_K, GpuChoice, choose_gpus
 from .infrastructure import build_training_infrastructure, layer_dict
 from .result import ComputeLayer, ObjectiveLayer, ParallelismOut, SearchSummary, SystemSpec
 from .training_defaults import DEFAULT_ACCELERATOR, TrainingRunResolved, resolve_run
@@ -76,9 +77,30 @@ def resolve_training(w: TrainingWorkload, catalog: Catalog) -> ResolvedTraining:
                 "training.moe_load_imbalance", 1.0,
                 "expert load perfectly balanced, as benchmark tables force it; a learned router's busiest expert "
                 "rank carries more than the mean: give your router's measured max/mean load")
+    if w.training.grad_reduce_dtype is not None:
+        grad_dtype = trace.given("training.grad_reduce_dtype", w.training.grad_reduce_dtype)
+    elif w.training.framework is not None:        # the named framework's gradient reduction
+        grad_dtype = trace.derived("training.grad_reduce_dtype",
+                                   "fp32" if run.framework.grad_reduce_bytes >= 4 else "bf16",
+                                   f"the {run.framework.id} profile's grad_reduce_bytes (catalog/data/frameworks.yaml)")
+    else:
+        grad_dtype = trace.assumed("training.grad_reduce_dtype", "fp32",
+                                   "gradients reduced in fp32 (NeMo grad_reduce_in_fp32, torchtitan reduce_dtype "
+                                   "float32): the safer, slower choice")
+    overlap = w.compute.parallelism.tp_comm_overlap
+    if overlap is not None:
+        trace.given("compute.parallelism.tp_comm_overlap", overlap)
+    else:
+        overlap = trace.assumed("compute.parallelism.tp_comm_overlap", True,
+                                "NeMo / Megatron-Bridge performance recipes overlap TP communication with the GEMMs "
+                                "(Transformer Engine userbuffers) whenever tp > 1")
     setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size, precision=run.precision,
-                          flash_attention=kernel == "flash", moe_dropless=dropless,
-                          moe_load_imbalance=float(imbalance))
+                          flash_attention=kernel != "unfused",
+                          attention_relative_speed=FA1_RELATIVE_SPEED if kernel == "flash_v1" else 1.0,
+                          moe_dropless=dropless,
+                          moe_load_imbalance=float(imbalance), tp_comm_overlap=bool(overlap),
+                          grad_reduce_bytes=4.0 if grad_dtype == "fp32" else 2.0,
+                          framework=run.framework)
     check_precision(setup, hw)
     return ResolvedTraining(arch=arch, run=run, hardware=hw, setup=setup, trace=trace)
 
@@ -213,22 +235,40 @@ def _compile_at(spec: SystemSpec, choice: GpuChoice, w: TrainingWorkload, arch: 
     if best is None:
         binding, detail = plan.infeasible or ("memory", "no layout fits")
         spec.feasible, spec.binding_constraint = False, f"{binding}: {detail}"
-        spec.collisions = [{"constraint": binding, "detail": detail}]
+        spec.collisions = [Collision(constraint=binding, detail=detail)]
         return None
     basis = f"{PEAK_CLASS[run.precision]} dense peak"
     name = catalog.accelerator(hw.accelerator_id).name
     spec.compute = compute_layer(best, hw, name, w, choice.gpus, trace, list(plan.warnings), basis)
+    spec.compute.scale_out_bytes_per_s_per_gpu = hw.scale_out_bandwidth_bytes_per_s
     add_infrastructure(spec, w, arch, hw, catalog, best, run, trace)
     return best
 
 
+def _count_estimate(w: TrainingWorkload) -> int:
+    """The GPU count the fabric is first sized for: given, implied by the layout, the cap, else the
+    largest the search allows (the fabric's worst case; refined once the count is chosen)."""
+    p = w.compute.parallelism
+    implied = p.tp * p.pp * p.dp * (p.cp or 1) if p.tp and p.pp and p.dp else None
+    return w.compute.gpus or implied or w.compute.max_gpus or MAX_SEARCH_GPUS
+
+
 def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives: bool = True) -> SystemSpec:
+    """The six layers of a training workload; with `with_alternatives` also its collisions and the
+    recompiled alternatives (sizing/engine.py)."""
     r = resolve_training(w, catalog)
-    arch, run, hw, setup, trace = r.arch, r.run, r.hardware, r.setup, r.trace
+    arch, run, catalog_hw, setup, trace = r.arch, r.run, r.hardware, r.setup, r.trace
+    system = catalog.system(catalog_hw.system_id)
+    switch = compute_switch(w.fabric, system, catalog)
 
-    def recompile(variant: TrainingWorkload, cat: Catalog) -> SystemSpec:
-        return compile_training(variant, cat, with_alternatives=False)
+    def hw_for(gpus: int) -> Hardware:
+        hw, effect = fabric_hardware(catalog_hw, w.fabric, system, switch, gpus)
+        if effect.effective_bytes_per_s != effect.line_bytes_per_s:
+            trace.derived("compute.scale_out_bytes_per_s_per_gpu", hw.scale_out_bandwidth_bytes_per_s,
+                          effect.formula)
+        return hw
 
+    hw = hw_for(_count_estimate(w))
     # The deadline is met after failures: the search aims at the steady-state time that the goodput
     # of the cluster it picks turns into the target (a fixed point, reached in two or three passes).
     target = w.target.time_to_train
@@ -240,21 +280,29 @@ def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives
         except Infeasible as exc:
             spec.feasible, spec.binding_constraint = False, f"{exc.binding}: {exc.detail}"
             spec.objective = objective_layer(arch, run, None, w, trace)
-            spec.collisions = [{"constraint": exc.binding, "detail": exc.detail}]
-            if with_alternatives:
-                spec.alternatives = alternatives(w, arch, spec, catalog, recompile, None)
-            spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
-            return spec
+            spec.collisions = [Collision(constraint=exc.binding, detail=exc.detail)]
+            return _finish(spec, w, catalog, trace, with_alternatives)
+        chosen_hw = hw_for(choice.gpus)
+        if chosen_hw != hw:   # the fabric of the chosen count differs from the one searched: search it
+            hw, choice = chosen_hw, dataclasses.replace(choice, plan=None)
         best = _compile_at(spec, choice, w, arch, run, setup, hw, catalog, trace)
         objective = spec.objective if isinstance(spec.objective, ObjectiveLayer) else None
+        if objective is not None and choice.needed is not None:
+            objective.gpus_for_target = choice.needed
         adjusted = objective.goodput_adjusted_time_to_train_s if objective else None
         if best is None or not choice.for_deadline or target is None or adjusted is None or adjusted <= target:
             break
         # just under target x goodput, so a count that meets it only to rounding is not taken again
         aim = target * float((spec.reliability or {}).get("goodput", 1.0)) * 0.999
-    if spec.compute is not None:
-        spec.collisions = find_collisions(spec, w, choice.needed)
-        if spec.collisions and with_alternatives:
-            spec.alternatives = alternatives(w, arch, spec, catalog, recompile, choice.needed)
+    return _finish(spec, w, catalog, trace, with_alternatives)
+
+
+def _finish(spec: SystemSpec, w: TrainingWorkload, catalog: Catalog, trace: Trace,
+            with_alternatives: bool) -> SystemSpec:
+    from ..cost.section import cost_section  # the cost and sizing layers read the finished layers
+    spec.cost = cost_section(spec, catalog, w.cost, trace)
     spec.assumptions, spec.provenance = trace.assumptions, trace.provenance
+    if with_alternatives:
+        from ..sizing.engine import attach
+        attach(spec, w, catalog)
     return spec

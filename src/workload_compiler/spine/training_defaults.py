@@ -9,7 +9,9 @@ from dataclasses import dataclass
 
 from ..arch.counts import param_counts
 from ..arch.model import ModelArch
+from ..catalog.frameworks import framework_names, framework_profile
 from ..intake.training import TrainingWorkload
+from ..perf.framework import GENERIC, FrameworkProfile
 from ..provenance import Trace
 
 DEFAULT_PRECISION = "bf16"
@@ -28,6 +30,7 @@ class TrainingRunResolved:
     seq_len: int
     global_batch_size: int
     precision: str
+    framework: FrameworkProfile = GENERIC
 
 
 def resolve_run(w: TrainingWorkload, arch: ModelArch, trace: Trace) -> TrainingRunResolved:
@@ -54,4 +57,20 @@ def resolve_run(w: TrainingWorkload, arch: ModelArch, trace: Trace) -> TrainingR
         tokens = trace.assumed("objective.tokens", CHINCHILLA_TOKENS_PER_PARAM * n,
                                "20 tokens per parameter, compute-optimal (Hoffmann et al. 2022)")
     return TrainingRunResolved(tokens=float(tokens), seq_len=int(seq_len), global_batch_size=int(gbs),
-                               precision=str(precision))
+                               precision=str(precision), framework=resolve_framework(w, trace))
+
+
+def resolve_framework(w: TrainingWorkload, trace: Trace) -> FrameworkProfile:
+    """training.framework -> its profile; unset -> the generic profile, listed as an assumption."""
+    name = w.training.framework
+    if name is not None:
+        profile = framework_profile(name, "training.framework")
+        trace.given("compute.framework", profile.id)
+        return profile
+    profile = framework_profile("generic")
+    trace.assumed("compute.framework", profile.id,
+                  "training.framework not given: the generic memory profile (Megatron-Core's model states "
+                  "and FP8 weight copies, PyTorch's native fp32 loss); name the framework (one of "
+                  f"{', '.join(n for n in framework_names() if n != 'generic')}) for its own profile")
+    return profile
+

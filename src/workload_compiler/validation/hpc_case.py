@@ -16,6 +16,7 @@ from typing import Any
 from ..catalog.loader import Catalog
 from ..hpc.device import Device, hpc_device
 from ..hpc.fitted import FITTED, HpcConstants
+from ..hpc.scaling import MAX_GPUS
 from .report import Row
 
 Predict = Callable[[HpcConstants], float]
@@ -51,9 +52,12 @@ _GPU_PATTERNS: tuple[tuple[str, str | None, str], ...] = (
     (r"gh200", "gh200", ""), (r"gb200", "gb200", ""), (r"gb300", "gb300", ""), (r"b300", "b300", ""),
     (r"b200", "b200", ""), (r"mi300a", "mi300a", ""), (r"mi300x", "mi300x", ""), (r"mi325x", "mi325x", ""),
     (r"mi355x", "mi355x", ""), (r"mi250x.*(gcd|counted per)", "mi250x-gcd", ""), (r"mi250x", "mi250x", ""),
+    (r"mi250\b.*(gcd|counted per)", "mi250-gcd", ""),
+    (r"mi250\b", None, "MI250 (package) is not in the catalog: records counted per GCD map to mi250-gcd"),
     (r"h200.*nvl", "h200-nvl", ""), (r"h200", "h200-sxm", ""), (r"h100.*pcie", "h100-pcie", ""),
     (r"h100.*nvl", "h100-nvl", ""), (r"h100.*(96|94) ?gb", "h100-sxm-96gb", ""), (r"h100", "h100-sxm", ""),
-    (r"a100.*pcie", None, "A100 PCIe is not in the catalog"),
+    (r"a100.*pcie.*80 ?gb", "a100-pcie-80gb", ""),
+    (r"a100.*pcie", None, "A100 PCIe 40GB is not in the catalog (only the 80 GB card)"),
     (r"a100.*80 ?gb", "a100-sxm-80gb", ""), (r"a100.*40 ?gb", "a100-sxm-40gb", ""),
     (r"a100.*64 ?gb", "a100-sxm-40gb",
      "custom A100 64 GB mapped to A100 SXM4 40 GB (same FP64 peak and TDP; HBM differs)"),
@@ -94,7 +98,10 @@ def measured(rec: dict[str, Any]) -> dict[str, Any]:
 
 def gpu_count(rec: dict[str, Any]) -> int:
     """hardware.gpu_count, 0 when the record does not give it."""
-    return int((rec.get("hardware") or {}).get("gpu_count") or 0)
+    count = int((rec.get("hardware") or {}).get("gpu_count") or 0)
+    if not 0 <= count <= MAX_GPUS:
+        raise SkipRecord(f"hardware.gpu_count {count} is outside 0..{MAX_GPUS}")
+    return count
 
 
 def problem_text(rec: dict[str, Any]) -> str:

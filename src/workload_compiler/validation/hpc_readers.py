@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..catalog.loader import Catalog
-from ..hpc.classes import ClassOptions, class_profile
+from ..hpc.classes import MD_CALIBRATED_CODES, MD_SCALING_CODES, ClassOptions, HaloTransport, class_profile
 from ..hpc.device import Device
 from ..hpc.fitted import HpcConstants
 from ..hpc.roofline import compute_rate, memory_rate
@@ -35,7 +36,7 @@ def _hpl(rec: dict[str, Any], catalog: Catalog) -> list[HpcCase]:
         published = float(m["rmax_tflops"]) / gpus
         note = join(note, f"Rmax / {gpus} GPUs" + (" (installed count: a lower bound)" if gpus > 64 else ""))
     else:
-        raise SkipRecord("no GPU count in the record: Rmax cannot be split per GPU")
+        raise SkipRecord("no GPU count in the record: Rmax of the whole list entry cannot be split per GPU")
 
     def predict(c: HpcConstants) -> float:
         if isinstance(n, int | float) and gpus:
@@ -77,7 +78,7 @@ def _stream(rec: dict[str, Any], catalog: Catalog) -> list[HpcCase]:
         if m.get(key) is not None:
             return [HpcCase(group="stream", record_id=rec["id"], quantity=f"HBM {what} TB/s",
                             published=float(m[key]) * scale, accelerator=acc, gpus=1, note=note,
-                            predict=lambda c: memory_rate(d, "stream", False, c) / 1e12)]
+                            predict=lambda c: memory_rate(d, "stream", "benchmark", c) / 1e12)]
     raise SkipRecord("no GPU memory bandwidth in the record")
 
 
@@ -126,15 +127,23 @@ def _md(rec: dict[str, Any], catalog: Catalog) -> list[HpcCase]:
     if not isinstance(atoms, int | float):
         raise SkipRecord("no single atom count in the record")
     text = problem_text(rec)
-    if re.search(r"\bLJ\b", text):
-        raise SkipRecord("Lennard-Jones without long-range electrostatics: the MD class default is "
-                         "biomolecular PME MD (GROMACS/AMBER); an LJ run needs its own profile (bytes and "
-                         "FLOPs per atom-step)")
+    if re.search(r"\bLJ\b|lennard", text, flags=re.IGNORECASE):
+        raise SkipRecord("missing feature: a Lennard-Jones (no long-range electrostatics) MD profile; the MD "
+                         "class is biomolecular PME MD (GROMACS/AMBER), and an LJ run's bytes and FLOPs per "
+                         "atom-step are not published")
+    application = str(rec.get("application") or "md")
+    code = application.split()[0].lower()
+    gpus = max(gpu_count(rec), 1)
+    if code not in MD_CALIBRATED_CODES:
+        raise SkipRecord(f"missing feature: an efficiency profile for {application}; the MD constants are "
+                         f"fitted on {' and '.join(c.upper() for c in MD_CALIBRATED_CODES)} runs only")
+    if gpus > 1 and code not in MD_SCALING_CODES:
+        raise SkipRecord(f"missing feature: multi-GPU scaling of {application}; the Amdahl share of the MD "
+                         f"class is measured on {', '.join(c.upper() for c in MD_SCALING_CODES)} (1 vs N GPUs)")
     opts = _md_options(text)
     precision = "fp64" if "double" in str(rec.get("precision")).lower() else "mixed"
-    gpus = max(gpu_count(rec), 1)
     d = device(rec, catalog, acc)
-    group = "md:" + str(rec.get("application") or "md").split()[0].lower()
+    group = "md:" + code
     if m.get("ns_per_day") is not None:
         dt = re.search(r"(\d+(?:\.\d+)?)\s*fs", text)
         if dt is None:
@@ -159,16 +168,21 @@ def _md(rec: dict[str, Any], catalog: Catalog) -> list[HpcCase]:
                     gpus=gpus, predict=predict, note=join(note, f"{atoms:,.0f} atoms, {precision}"))]
 
 
+_LENGTH = r"(\d+(?:\.\d+)?)\s*(nm|Å|A|angstroms?)\b"
+_CUT = r"cut[- ]?offs?|cut\b|r_?c\s*="
+
+
 def _md_options(text: str) -> ClassOptions:
+    """Cut-off or neighbour count as the record states it: "1.2 nm cutoffs", "cut 9 A",
+    "12 Å cut-off", "cutoff of 1.0 nm", "rc = 1.2 nm", "55 neighbors/atom"."""
     neighbors = re.search(r"(\d+)\s*neighbou?rs/atom", text)
     if neighbors:
         return ClassOptions(neighbors_per_atom=float(neighbors.group(1)))
-    nm = re.search(r"(\d+(?:\.\d+)?)\s*nm cut", text)
-    angstrom = re.search(r"cut\s*(\d+(?:\.\d+)?)\s*(A|Å)\b", text)
-    if nm:
-        return ClassOptions(cutoff_nm=float(nm.group(1)))
-    if angstrom:
-        return ClassOptions(cutoff_nm=float(angstrom.group(1)) / 10.0)
+    for pattern in (rf"{_LENGTH}\s*(?:{_CUT})", rf"(?:{_CUT})\s*(?:of|=|:)?\s*{_LENGTH}"):
+        m = re.search(pattern, text, flags=re.IGNORECASE)
+        if m:
+            value, unit = float(m.group(1)), m.group(2).lower()
+            return ClassOptions(cutoff_nm=value if unit == "nm" else value / 10.0)
     raise SkipRecord("no cut-off or neighbour count in the record")
 
 
@@ -178,26 +192,38 @@ def _cfd(rec: dict[str, Any], catalog: Catalog) -> list[HpcCase]:
         raise SkipRecord("not a lattice-Boltzmann code: no class profile matches this solver")
     acc, note = accelerator(rec)
     gpus = max(gpu_count(rec), 1)
-    if gpus > 1 and "host-staged" in str((rec.get("hardware") or {}).get("interconnect")).lower():
-        raise SkipRecord("multi-GPU FluidX3D stages halos through host memory (OpenCL, no GPU-direct, "
-                         "not overlapped); the model assumes GPU-direct halo exchange")
+    # The record says how halos travel (data, not code): "host-staged" = through host memory.
+    interconnect = str((rec.get("hardware") or {}).get("interconnect")).lower()
+    host_staged = gpus > 1 and any(k in interconnect for k in ("host-staged", "host staged", "no gpu-direct"))
     d = device(rec, catalog, acc)
-    side_m = re.search(r"(\d+)\^3", str((rec.get("problem_size") or {}).get("value")))
-    if side_m is None:
+    size_text = str((rec.get("problem_size") or {}).get("value"))
+    side_m = re.search(r"(\d+)\^3", size_text)
+    largest = "largest" in size_text.lower()
+    if side_m is None and not largest:
         raise SkipRecord("no box size in the record")
-    units = float(side_m.group(1)) ** 3
     cases = []
     for key, precision in (("mlups_fp32_fp32", "fp32"), ("mlups_fp32_fp16s", "fp16")):
         value = measured(rec).get(key)
         if value is None:
             continue
+        if side_m is not None:
+            units, size_note = float(side_m.group(1)) ** 3, f"{side_m.group(1)}^3 cells"
+        else:   # the largest cubic grid the GPUs' memory holds (FluidX3D benchmark setup)
+            per_cell = class_profile("cfd_lbm", precision, 1.0).memory_per_unit_bytes
+            units = gpus * d.memory_bytes / per_cell
+            size_note = (f"largest cube: {gpus} x {d.memory_bytes / 1e9:g} GB / {per_cell:g} B per cell "
+                         f"= {units ** (1 / 3):.0f}^3 cells")
+        transport: HaloTransport = "host_staged" if host_staged else "gpu_direct"
 
-        def predict(c: HpcConstants, precision: str = precision) -> float:
+        def predict(c: HpcConstants, precision: str = precision, units: float = units,
+                    transport: HaloTransport = transport) -> float:
             p = class_profile("cfd_lbm", precision, units, c=c)
+            p = replace(p, exchanges=tuple(replace(e, transport=transport) for e in p.exchanges))
             return units / float(step_times(p, d, units, gpus, c=c).total_s[0]) / 1e6
         cases.append(HpcCase(group="cfd:lbm", record_id=f"{rec['id']}#{precision}", quantity="MLUP/s",
                              published=float(value), accelerator=acc, gpus=gpus, predict=predict,
-                             note=join(note, f"{side_m.group(1)}^3 cells, {precision} storage")))
+                             note=join(note, f"{size_note}, {precision} storage"
+                                             + (", halos staged through host memory" if host_staged else ""))))
     if not cases:
         raise SkipRecord("no MLUP/s in the record")
     return cases

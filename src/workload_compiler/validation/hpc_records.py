@@ -8,6 +8,8 @@ record's category) with the reason.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ import yaml
 
 from ..catalog.loader import Catalog, load_catalog
 from ..errors import InputError
-from ..hpc.fit import leave_one_gpu_out
+from ..hpc.fit import gpu_family, leave_one_gpu_out
 from ..hpc.fitted import FITTED, HpcConstants
 from .hpc_case import HpcCase, SkipRecord, run_case
 from .hpc_readers import READERS
@@ -31,10 +33,35 @@ class HpcValidation:
 
     def mape_by_group(self, rows: list[Row] | None = None) -> dict[str, float]:
         """Mean absolute percentage error (fraction) per group."""
-        out: dict[str, list[float]] = {}
-        for r in self.rows if rows is None else rows:
-            out.setdefault(r.group, []).append(abs(r.error))
-        return {g: sum(v) / len(v) for g, v in sorted(out.items())}
+        return _mape_by(self.rows if rows is None else rows, lambda r: r.group)
+
+    def mape_by_family(self, rows: list[Row] | None = None) -> dict[str, float]:
+        """Mean absolute percentage error (fraction) per GPU family (a100, mi250x, ...)."""
+        return _mape_by(self.rows if rows is None else rows, lambda r: gpu_family(r.model))
+
+    def summary(self) -> dict[str, Any]:
+        """In-sample and leave-one-GPU-out MAPE (fractions) per GPU family and per group, overall."""
+        logo = self.leave_one_gpu_out
+        out: dict[str, Any] = {"cases": len(self.rows), "skipped": len(self.skipped),
+                               "in_sample_mape": _mape(self.rows),
+                               "in_sample_by_family": self.mape_by_family(),
+                               "in_sample_by_group": self.mape_by_group()}
+        if logo:
+            out |= {"leave_one_gpu_out_mape": _mape(logo), "leave_one_gpu_out_by_family": self.mape_by_family(logo),
+                    "leave_one_gpu_out_by_group": self.mape_by_group(logo),
+                    "leave_one_gpu_out_max": max(abs(r.error) for r in logo)}
+        return out
+
+
+def _mape(rows: list[Row]) -> float:
+    return sum(abs(r.error) for r in rows) / len(rows) if rows else float("nan")
+
+
+def _mape_by(rows: list[Row], key: Callable[[Row], str]) -> dict[str, float]:
+    out: dict[str, list[Row]] = {}
+    for r in rows:
+        out.setdefault(key(r), []).append(r)
+    return {k: _mape(v) for k, v in sorted(out.items())}
 
 
 def load_hpc_records(calibration_dir: Path) -> list[dict[str, Any]]:
@@ -56,7 +83,7 @@ def hpc_validation(calibration_dir: Path, catalog: Catalog | None = None, consta
     """
     records = load_hpc_records(calibration_dir)
     cases, skipped = hpc_cases(records, catalog or load_catalog())
-    logo = leave_one_gpu_out(cases, records, constants) if with_leave_one_gpu_out else []
+    logo = leave_one_gpu_out(cases, records) if with_leave_one_gpu_out else []
     rows = [run_case(c, constants) for c in cases]
     return HpcValidation(rows=rows, skipped=skipped, leave_one_gpu_out=logo)
 
@@ -74,22 +101,26 @@ def hpc_cases(records: list[dict[str, Any]], catalog: Catalog) -> tuple[list[Hpc
                 raise SkipRecord(_NOT_PREDICTED.get(category, f"category {category!r} has no model"))
             new = reader(rec, catalog)
             for case in new:
-                case.predict(FITTED)
+                value = case.predict(FITTED)
+                if not (math.isfinite(value) and value > 0 and math.isfinite(case.published) and case.published > 0):
+                    raise SkipRecord(f"record fields not in the expected form (published {case.published!r}, "
+                                     f"predicted {value!r})")
             cases.extend(new)
         except (SkipRecord, InputError) as exc:
             skipped.append(SkippedRow(id=str(rec.get("id")), group=category, reason=str(exc)))
-        except (ValueError, TypeError, KeyError, ZeroDivisionError) as exc:
+        except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError) as exc:
             skipped.append(SkippedRow(id=str(rec.get("id")), group=category,
                                       reason=f"record fields not in the expected form ({exc!r})"))
     return cases, skipped
 
 
 _NOT_PREDICTED = {
-    "green500": "system energy efficiency: the HPC model has no whole-system power (the facility layer "
-                "sizes power)",
-    "hpcg": "HPCG's rate depends on the local problem size and the vendor's multigrid code, which the "
-            "records do not give (list entries lack the GPU count too)",
-    "hpl_mxp": "HPL-MxP reports an LU rate in FP16/FP8 with iterative refinement, not modelled",
+    "green500": "missing feature: whole-system power during HPL (the facility layer sizes provisioned power, "
+                "not the power a benchmark draws)",
+    "hpcg": "missing feature: a sparse multigrid-preconditioned CG class (HPCG's rate depends on the local "
+            "problem size and the vendor's multigrid code, which the records do not give)",
+    "hpl_mxp": "missing feature: low-precision LU (HPL-MxP: FP16/FP8 GEMMs inside an LU plus iterative "
+               "refinement; the records give no matrix order either)",
     "climate": "a GPU-vs-CPU speed-up: the model has no CPU baseline",
     "weather": "a GPU-vs-CPU speed-up of one offloaded scheme: the model has no CPU baseline",
     "node_config": "a node design: an input of hpc/host.py (cores, host memory per GPU), not a prediction",

@@ -1,11 +1,13 @@
 """Published inference measurements -> model inputs -> published vs predicted rows.
 
-Reads calibration/inference_public.yaml:
+Reads calibration/inference_public.yaml and calibration/inference_added.yaml (same format):
   entries              TensorRT-LLM perf-overview rows (trtllm-bench offline max throughput):
-                       output tokens/s per GPU, groups `trtllm_dense` and `trtllm_moe`.
+                       output tokens/s per GPU; groups `trtllm_dense` and `trtllm_moe` (H100/H200,
+                       FP8 checkpoints) and `trtllm_fp4_dense` / `trtllm_fp4_moe` (B200, NVFP4).
   memory_measurements  serving-engine start-up logs: weights and KV-cache size, group `memory`.
-Every value the record leaves implicit is filled by a named rule and listed in the row's
-assumptions; nothing here is fitted (the fitted constants live in inference/fitted.py).
+Every row is scored or listed as skipped with the missing feature named. Every value the record
+leaves implicit is filled by a named rule (below) and listed in the row's assumptions; nothing
+here is fitted (the fitted constants live in inference/fitted.py).
 """
 
 from __future__ import annotations
@@ -29,21 +31,46 @@ from ..inference.performance import Device
 from ..inference.serving import offline_point
 from .report import Row, SkippedRow
 
+INFERENCE_FILES = ("inference_public.yaml", "inference_added.yaml")
 MODEL_PRESETS = {"Llama 3.3 70B": "llama3.3-70b", "Llama 3.1 405B": "llama3.1-405b",
                  "Llama 3.1 8B": "llama3.1-8b", "Qwen3-235B-A22B": "qwen3-235b-a22b"}
-ACCELERATORS = {"H200-SXM-141GB": "h200-sxm", "H100-SXM-80GB": "h100-sxm"}
+# The hardware names the perf-overview uses ("B200 180GB (DGX B200)") -> catalog accelerator ids.
+ACCELERATORS = {"H200-SXM-141GB": "h200-sxm", "H100-SXM-80GB": "h100-sxm", "B200-180GB": "b200"}
+# Record `precision` -> (linear-layer weight format, KV dtype, what the checkpoint holds). The
+# ModelOpt checkpoints NVIDIA publishes for these tables: nvidia/*-FP8 (per-tensor FP8 W8A8) and
+# nvidia/*-FP4 (NVFP4 W4A4: E2M1 values, one E4M3 scale per 16; arch/weight_formats.py), both with
+# hf_quant_config kv_cache_quant_algo FP8, embedding and lm_head left BF16.
+CHECKPOINTS: dict[str, tuple[str, str, str]] = {
+    "fp8": ("fp8", "fp8", "weights FP8 (ModelOpt checkpoint: linear layers FP8, embedding and lm_head BF16)"),
+    "fp4": ("nvfp4", "fp8", "weights NVFP4 (ModelOpt checkpoint: linear layers NVFP4 = 0.5 B + 1/16 B "
+                            "scale per weight, embedding and lm_head BF16)"),
+}
+# tensorrt_llm/bench/build/tuning.py BYTES_PER_ELEM: what trtllm-bench counts per parameter when
+# it estimates the engine size for its batch heuristic (NVFP4 0.5: the scales are not counted).
+TUNING_BYTES_PER_PARAM = {"fp8": 1.0, "nvfp4": 0.5}
+GENERATIONS = ("Ampere", "Hopper", "Blackwell")   # catalog `architecture` starts with one of them
+PRECISION_CLASS = {"bf16": "bf16", "fp16": "bf16", "fp8": "fp8", "int8": "fp8", "fp4": "fp4"}
 # perf-overview.md: "In many cases, we also use ... --kv_cache_free_gpu_mem_fraction 0.95".
 TRTLLM_BENCH_KV_FRACTION = 0.95
 # tensorrt_llm/bench/build/tuning.py calc_engine_setting(kv_cache_gpu_mem_fraction=0.95): the
 # share of (GPU memory - engine size) trtllm-bench's batch and token heuristic fills with KV.
 TUNING_KV_FRACTION = 0.95
 ASSUMPTIONS = (
-    "weights FP8 (ModelOpt checkpoint: linear layers FP8, embedding and lm_head BF16)",
     "KV cache FP8 (ModelOpt hf_quant_config kv_cache_quant_algo FP8)",
     "kv_cache_free_gpu_mem_fraction 0.95 (perf-overview.md: 'in many cases')",
     "max_batch_size / max_num_tokens from trtllm-bench's tuning heuristic (bench/build/tuning.py)",
 )
 MOE_ASSUMPTION = "MoE: ep = tp (the doc's MoE command passes --ep; value not stated), no attention DP"
+
+
+def generation_of(architecture: str) -> str:
+    """Ampere / Hopper / Blackwell from a catalog architecture ("Blackwell Ultra" -> Blackwell)."""
+    return next((g for g in GENERATIONS if architecture.startswith(g)), architecture)
+
+
+def case_kind(generation: str, moe: bool, precision_class: str) -> str:
+    """The kind of a case for uncertainty bands: "<generation> <moe|dense> <bf16|fp8|fp4>"."""
+    return f"{generation} {'moe' if moe else 'dense'} {precision_class}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,12 +85,22 @@ class ThroughputCase:
     osl: int
     published: float
     assumptions: tuple[str, ...]
+    kind: str = ""
 
 
 def load_inference(calibration_dir: Path) -> dict[str, Any]:
-    with (Path(calibration_dir) / "inference_public.yaml").open(encoding="utf-8") as fh:
-        doc: dict[str, Any] = yaml.safe_load(fh)
-    return doc
+    """Both inference files merged: `entries` and `memory_measurements` concatenated, in file order.
+    A file that is absent contributes nothing (inference_added.yaml is newer than the first set)."""
+    merged: dict[str, Any] = {"entries": [], "memory_measurements": [], "kv_cache_per_token": []}
+    for name in INFERENCE_FILES:
+        path = Path(calibration_dir) / name
+        if not path.is_file():
+            continue
+        with path.open(encoding="utf-8") as fh:
+            doc: dict[str, Any] = yaml.safe_load(fh) or {}
+        for key in merged:
+            merged[key].extend(doc.get(key) or [])
+    return merged
 
 
 def trtllm_bench_caps(m: ServedModel, tp: int, pp: int, isl: int, osl: int,
@@ -75,7 +112,8 @@ def trtllm_bench_caps(m: ServedModel, tp: int, pp: int, isl: int, osl: int,
     a = m.arch
     kv_heads = max(tp, a.kv_heads)   # tuning.py sizes the KV of TP-replicated heads (GQA models only)
     kv_per_token = 2 * a.layers * kv_heads * a.head_dim * KV_DTYPE_BYTES[m.kv_dtype]
-    engine_bytes = m.total_params * m.linear_bytes_per_param   # tuning.py: params x BYTES_PER_ELEM
+    per_param = TUNING_BYTES_PER_PARAM.get(m.weights, m.linear_bytes_per_param)
+    engine_bytes = m.total_params * per_param   # tuning.py: params x BYTES_PER_ELEM
     free = visible_memory_bytes(device_memory_bytes) * tp * pp - engine_bytes
     requests = TUNING_KV_FRACTION * free / (kv_per_token * (isl + osl))
     raw_bs = min(requests, 4096) / pp
@@ -95,29 +133,52 @@ def trtllm_bench_caps(m: ServedModel, tp: int, pp: int, isl: int, osl: int,
     return max_bs, tokens
 
 
+def _unsupported(e: dict[str, Any]) -> str | None:
+    """The feature a row needs that the suite cannot express, or None."""
+    if e.get("model") not in MODEL_PRESETS:
+        return f"model {e.get('model')!r} has no architecture preset (catalog/data/models)"
+    if e.get("hardware") not in ACCELERATORS:
+        return f"hardware {e.get('hardware')!r} is not mapped to a catalog accelerator"
+    if e.get("precision") not in CHECKPOINTS:
+        return f"precision {e.get('precision')!r} has no checkpoint rule (known: {', '.join(CHECKPOINTS)})"
+    if e.get("pp") not in (1, None):
+        return f"pipeline parallelism pp={e.get('pp')} in the offline benchmark is not modelled"
+    if e.get("attention_dp"):
+        return "attention data parallelism of the record is not modelled in the offline benchmark"
+    return None
+
+
 def throughput_cases(doc: dict[str, Any]) -> tuple[list[ThroughputCase], list[SkippedRow]]:
     cases: list[ThroughputCase] = []
     skipped: list[SkippedRow] = []
     catalog = load_catalog()
     for e in doc["entries"]:
-        preset = MODEL_PRESETS.get(e["model"])
-        acc = ACCELERATORS.get(e["hardware"])
-        if preset is None or acc is None or e.get("pp", 1) not in (1, None):
-            skipped.append(SkippedRow(id=e["id"], group="trtllm", reason="model or hardware not mapped"))
+        reason = _unsupported(e)
+        if reason is not None:
+            skipped.append(SkippedRow(id=e["id"], group="trtllm", reason=reason))
             continue
-        arch = preset_arch(preset)
-        model = served_model(arch, "fp8", "fp8")
+        arch = preset_arch(MODEL_PRESETS[e["model"]])
+        weights, kv, weight_note = CHECKPOINTS[e["precision"]]
+        acc = ACCELERATORS[e["hardware"]]
+        model = served_model(arch, weights, kv)
         tp = int(e["tp"])
-        ep = tp if arch.is_moe else 1
-        dev = serving_device(catalog, acc, None, "fp8", "fp8").device
+        ep = int(e["ep"]) if e.get("ep") else (tp if arch.is_moe else 1)
+        choice = serving_device(catalog, acc, None, weights, kv)
+        dev = choice.device
         bs, tokens = trtllm_bench_caps(model, tp, 1, int(e["isl"]), int(e["osl"]), dev.hw.hbm_bytes)
         eng = replace(engine("trtllm"), memory_fraction=TRTLLM_BENCH_KV_FRACTION,
                       max_batch_size=bs, max_num_tokens=tokens)
+        generation = generation_of(catalog.accelerator(acc).architecture)
+        precision_class = PRECISION_CLASS[dev.gemm_precision]
+        group = "trtllm_" + ("fp4_" if precision_class == "fp4" else "") + ("moe" if arch.is_moe else "dense")
+        notes = [n for n in (choice.note, dev.ceilings.note) if n]
         cases.append(ThroughputCase(
-            id=e["id"], group="trtllm_moe" if arch.is_moe else "trtllm_dense", model=model, device=dev,
+            id=e["id"], group=group, model=model, device=dev,
             layout=ServingLayout.of(tp=tp, pp=1, ep=ep), engine=eng, isl=int(e["isl"]), osl=int(e["osl"]),
             published=float(e["measured"]["output_tok_s_per_gpu"]),
-            assumptions=ASSUMPTIONS + ((MOE_ASSUMPTION,) if arch.is_moe else ())))
+            assumptions=(weight_note, *ASSUMPTIONS, *((MOE_ASSUMPTION,) if arch.is_moe and not e.get("ep") else ()),
+                         *notes),
+            kind=case_kind(generation, arch.is_moe, precision_class)))
     return cases, skipped
 
 
@@ -144,7 +205,7 @@ def throughput_row(case: ThroughputCase) -> Row:
                layout=f"tp{int(lay.tp)} ep{int(lay.ep)} isl{case.isl} osl{case.osl}",
                quantity="output_tokens_per_s_per_gpu", published=case.published, predicted=value,
                published_from="measured.output_tok_s_per_gpu", assumptions=case.assumptions,
-               breakdown=breakdown)
+               breakdown=breakdown, kind=case.kind)
 
 
 # --- memory_measurements ---------------------------------------------------------------------

@@ -1,0 +1,85 @@
+"""Kernel ceilings: the share of a GPU's datasheet peaks that the serving kernels sustain.
+
+A loader and a lookup over catalog/data/kernel_ceilings.yaml (medians of TensorRT-LLM kernel
+micro-benchmarks per GPU and precision, from AIConfigurator's measured database; the file's
+header gives the reduction). Three numbers per GPU, each a fraction of the catalog's peak:
+
+    gemm_compute[p]       FLOP-bound GEMMs at precision p       (FLOP/s = peak(p) * fraction)
+    gemm_stream[p]        weight streaming of decode GEMMs      (bytes/s = HBM bandwidth * fraction)
+    kv_stream[kv]         decode attention reading the KV cache (bytes/s = HBM bandwidth * fraction)
+    attention_compute[kv] prefill attention math, FP8 FMHA over an FP8 KV cache, else BF16
+                          (FLOP/s = BF16 peak * fraction)
+
+They carry what a datasheet does not: an NVFP4 GEMM on a B200 sustains 0.39 of the 9 PFLOP/s
+dense FP4 peak where an FP8 GEMM on an H100 sustains 0.62 of its 1,979 TFLOP/s. A GPU or precision
+without a measurement takes the median of the measured GPUs at that precision, as an assumption.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from statistics import median
+from typing import Any
+
+from ..catalog.loader import package_yaml
+
+PARTS = ("gemm_compute", "gemm_stream", "kv_stream", "attention_compute")
+
+
+@dataclass(frozen=True, kw_only=True)
+class KernelCeilings:
+    """Sustained fractions of the datasheet peaks for one GPU, GEMM precision and KV dtype."""
+
+    gemm_compute: float      # at the GEMM precision
+    gemm_stream: float       # at the GEMM precision
+    head_compute: float      # BF16 GEMMs (output head, attention math)
+    head_stream: float       # BF16 weights (output head)
+    kv_stream: float         # at the KV dtype
+    attention_compute: float  # prefill attention at the KV dtype's FMHA, of the BF16 peak
+    note: str | None         # which fractions are medians of other GPUs, or None
+    source: str
+
+
+@cache
+def _table() -> tuple[dict[str, dict[str, Any]], str]:
+    doc = package_yaml("kernel_ceilings.yaml")
+    return {str(e["accelerator"]): e for e in doc["ceilings"]}, str(doc["source"])
+
+
+def _kv_key(kv_dtype: str) -> str:
+    return "bf16" if kv_dtype in ("bf16", "fp16") else "fp8"    # int8 KV streams like FP8: 1 byte
+
+
+def fraction(accelerator_id: str, part: str, precision: str) -> tuple[float, bool]:
+    """(fraction, measured) of `part` at `precision` on the GPU; the median of the measured GPUs
+    when this one has no measurement (measured False)."""
+    table, _ = _table()
+    own = table.get(accelerator_id, {}).get(part, {})
+    if precision in own:
+        return float(own[precision]), True
+    others = [float(e[part][precision]) for e in table.values() if precision in e.get(part, {})]
+    if not others:
+        others = [float(e[part]["bf16"]) for e in table.values() if "bf16" in e.get(part, {})]
+    return float(median(others)), False
+
+
+def kernel_ceilings(accelerator_id: str, gemm_precision: str, kv_dtype: str) -> KernelCeilings:
+    """The ceilings the serving step runs at (GEMM precision: bf16 | fp8 | fp4 | int8)."""
+    gemm_key = "fp8" if gemm_precision == "int8" else gemm_precision   # INT8 GEMMs: FP8's share
+    kv_key = _kv_key(kv_dtype)
+    asked = {"gemm_compute": gemm_key, "gemm_stream": gemm_key, "kv_stream": kv_key, "attention_compute": kv_key}
+    values: dict[str, float] = {}
+    missing: list[str] = []
+    for part, p in [*asked.items(), ("head_compute", "bf16"), ("head_stream", "bf16")]:
+        table_part = part.replace("head_", "gemm_")
+        assert table_part in PARTS
+        v, measured = fraction(accelerator_id, table_part, p)
+        values[part] = v
+        if not measured:
+            missing.append(f"{table_part}[{p}]")
+    note = None
+    if missing:
+        note = (f"no TensorRT-LLM kernel measurement of {accelerator_id} for {', '.join(sorted(set(missing)))}: "
+                "the median of the measured GPUs at that precision is assumed (catalog/data/kernel_ceilings.yaml)")
+    return KernelCeilings(note=note, source=_table()[1], **values)

@@ -1,0 +1,85 @@
+"""`wkc profile` end to end on this machine (small sizes: the default size is timed by
+benchmarks/bench_profile.py): three stages apart with spread, the machine, --into accepted by compile."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from workload_compiler.cli.main import app
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _no_measured_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("WKC_MEASURED_DIR", raising=False)
+
+
+def test_json_has_three_stages_per_format_with_spread_and_the_machine(tmp_path: Path) -> None:
+    r = runner.invoke(app, ["profile", "--size", "1MB", "--repeats", "2", "--workdir", str(tmp_path), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    stages = {(s["format"], s["stage"]): s for s in doc["stages"]}
+    assert set(stages) == {(f, s) for f in ("json", "csv", "image") for s in ("read", "parse", "compute")}
+    for s in stages.values():
+        assert len(s["time"]["samples_s"]) == 2 and s["time"]["stdev_s"] >= 0 and s["rate"] > 0
+    m = doc["machine"]
+    assert m["cpu_model"] and m["cores"] >= 1 and m["python"] and m["libraries"]["numpy"] and m["os"]
+    assert "GPU training speed" in doc["does_not_predict"]
+    assert list(tmp_path.iterdir()) == []          # the generated data set is removed
+
+
+def test_the_table_shows_the_stages_and_what_it_does_not_predict(tmp_path: Path) -> None:
+    r = runner.invoke(app, ["profile", "--size", "1MB", "--repeats", "2", "--format", "csv", "--workdir",
+                            str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.stdout.replace("│", " ").split())
+    for word in ("read", "parse", "compute", "What this does not predict", "GPU training speed",
+                 "host.read_bytes_per_s"):
+        assert word in text
+
+
+def test_into_writes_values_that_compile_accepts_and_records(tmp_path: Path) -> None:
+    sheet = tmp_path / "sheet.yaml"
+    sheet.write_text((EXAMPLES / "llama3-70b-plan.yaml").read_text())
+    r = runner.invoke(app, ["profile", "--size", "1MB", "--repeats", "2", "--workdir", str(tmp_path), "--into",
+                            str(sheet)])
+    assert r.exit_code == 0, r.output
+    c = runner.invoke(app, ["compile", str(sheet), "--json"])
+    assert c.exit_code == 0, c.output
+    doc = json.loads(c.stdout)
+    fields = {e["field"]: e for e in doc["measured"]["entries"]}
+    assert "host.read_bytes_per_s" in fields and "host.parse_records_per_s_per_core.json" in fields
+    assert all(e["machine_kind"] == "cpu" and e["status"] == "recorded" for e in fields.values())
+    assert doc["provenance"]["measured.host.read_bytes_per_s"]["source"] == "measured"
+    # a second profile merges over the first
+    r = runner.invoke(app, ["profile", "--size", "1MB", "--repeats", "2", "--format", "json", "--workdir",
+                            str(tmp_path), "--into", str(sheet)])
+    assert r.exit_code == 0
+    assert runner.invoke(app, ["compile", str(sheet), "--json"]).exit_code == 0
+
+
+def test_input_dir_profiles_existing_files(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    r = runner.invoke(app, ["profile", "--size", "1MB", "--repeats", "2", "--workdir", str(tmp_path), "--keep",
+                            "--json"])
+    assert r.exit_code == 0
+    root = Path(json.loads(r.stdout)["dataset"]["root"])
+    root.rename(data)
+    r = runner.invoke(app, ["profile", "--input", str(data), "--repeats", "2", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["dataset"]["source"] == "input" and set(doc["dataset"]["formats"]) == {"json", "csv", "image"}
+    assert data.exists()                            # an input directory is never removed
+
+
+@pytest.mark.parametrize("args", [["--size", "lots"], ["--size", "10GiB0"], ["--format", "parquet"],
+                                  ["--input", "/nonexistent/dir"], ["--size", "10"]])
+def test_bad_options_are_clear_errors(args: list[str]) -> None:
+    r = runner.invoke(app, ["profile", *args])
+    assert r.exit_code == 2 and "Traceback" not in r.output

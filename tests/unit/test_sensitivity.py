@@ -1,0 +1,88 @@
+"""The tornado (sizing/sensitivity.py): every assumption with a range in the catalog is moved across
+it, its ends are real recompiles, the rows are ranked by the largest relative swing, and the
+assumptions that are not varied say why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from workload_compiler import compile_workload, recompile
+from workload_compiler.catalog.loader import package_yaml
+from workload_compiler.cli.main import app
+from workload_compiler.sizing.result import SensitivitySection
+from workload_compiler.sizing.sensitivity import analyse
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+@pytest.fixture(scope="module")
+def gpt3() -> SensitivitySection:
+    return analyse(compile_workload(EXAMPLES / "gpt3-175b-a100.yaml"))
+
+
+def test_every_assumption_is_a_row_or_says_why_not(gpt3: SensitivitySection) -> None:
+    spec = compile_workload(EXAMPLES / "gpt3-175b-a100.yaml")
+    fields = {a.field for a in spec.assumptions}
+    rows = {r.field for r in gpt3.rows}
+    assert fields <= rows | set(gpt3.not_varied)
+    ranges = package_yaml("sensitivity.yaml")["ranges"]
+    for r in gpt3.rows:
+        assert r.source
+        if r.pin is not None:
+            assert ranges[r.field]["pin"] == r.pin
+
+
+def test_ranked_by_relative_swing(gpt3: SensitivitySection) -> None:
+    swings = [r.relative_swing for r in gpt3.rows]
+    assert swings == sorted(swings, reverse=True) and swings[0] > 0.1
+
+
+def test_the_ends_are_the_recompiled_values(gpt3: SensitivitySection) -> None:
+    pue = next(r for r in gpt3.rows if r.field == "facility.pue")
+    assert pue.low is not None and pue.high is not None
+    hi = recompile(EXAMPLES / "gpt3-175b-a100.yaml", {"facility.pue": 1.6}, alternatives=False)
+    assert pue.high.value == 1.6 and pue.high.facility_power_w == pytest.approx((hi.facility or {})["facility_power_w"])
+    assert pue.low.facility_power_w is not None and pue.low.facility_power_w < pue.high.facility_power_w
+    assert pue.swing.get("time_s", 0.0) == 0.0          # PUE moves power, not time
+    # reliability moves time, not power
+    rate = next(r for r in gpt3.rows if r.field == "reliability.failure_rate")
+    assert rate.swing["time_s"] > 0 and rate.swing.get("facility_power_w", 0.0) == 0.0
+
+
+def test_the_step_time_model_error_is_a_row(gpt3: SensitivitySection) -> None:
+    row = next(r for r in gpt3.rows if r.field == "compute.step_time_s")
+    base = gpt3.baseline.time_s
+    e = package_yaml("sensitivity.yaml")["step_time_model"]["relative_error"]
+    assert base and row.swing["time_s"] == pytest.approx(2 * e * base)
+
+
+def test_deadline_driven_gpus_move_with_the_assumption() -> None:
+    # a deadline picks the GPU count: a worse failure rate needs more GPUs to hold it
+    data = {"kind": "training", "model": {"preset": "llama3-8b"}, "training": {"tokens": "2T", "seq_len": 4096},
+            "target": {"time_to_train": "20d"}, "compute": {"accelerator": "h100-sxm"}}
+    section = analyse(compile_workload(data))
+    rate = next(r for r in section.rows if r.field == "reliability.failure_rate")
+    assert rate.swing.get("gpus", 0) > 0 and rate.high is not None and rate.high.note
+
+
+def test_inference_rows_report_replicas_and_dollars_per_hour() -> None:
+    section = analyse(compile_workload(EXAMPLES / "llama3.3-70b-chat.yaml"))
+    engine = next(r for r in section.rows if r.field == "serving.engine")
+    assert engine.method.startswith("full recompile")
+    assert section.baseline.replicas and section.baseline.cost_usd      # $/h from the example's rate card
+
+
+def test_cli_sensitivity_and_compile_flag() -> None:
+    result = CliRunner().invoke(app, ["sensitivity", str(EXAMPLES / "gpt3-175b-a100.yaml"), "--json", "--top", "3"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert len(doc["rows"]) == 3 and doc["rows"][0]["relative_swing"] >= doc["rows"][2]["relative_swing"]
+    result = CliRunner().invoke(app, ["compile", str(EXAMPLES / "hpc-cfd-fv.yaml"), "--json", "--sensitivity"])
+    doc = json.loads(result.stdout)
+    assert doc["sensitivity"]["rows"] and doc["sensitivity"]["baseline"]["time_s"] > 0
+    text = CliRunner().invoke(app, ["sensitivity", str(EXAMPLES / "gpt3-175b-a100.yaml")])
+    assert text.exit_code == 0 and "facility.pue" in text.stdout
