@@ -40,7 +40,7 @@ def test_a_section_no_panel_names_lands_in_the_objective() -> None:
 def test_verdict_and_headline_tiles(gpt3) -> None:  # type: ignore[no-untyped-def]
     assert verdict(gpt3)[0] == "warn" and "deadline" in verdict(gpt3)[1]
     pinned = recompile(EXAMPLES["gpt3-175b-a100"], {"facility.power": "1MW"})
-    assert "facility power" in verdict(pinned)[1]
+    assert verdict(pinned)[0] == "fail" and "hall" in verdict(pinned)[1]  # the binding constraint is named
     labels = [label for label, _ in kpis(gpt3)]
     assert labels[:3] == ["accelerator", "GPUs", "time to train"]
 
@@ -60,17 +60,30 @@ def test_alternatives_are_placed_on_time_and_gpu_hours_when_unpriced(gpt3) -> No
     svg = figure(gpt3, "alternatives")
     assert svg is not None and "GPU-hours (no price given)" in svg.svg
     for alt in gpt3.alternatives:
-        assert str(alt["name"]) in svg.svg
+        assert alt.name in svg.svg
 
 
 def test_the_tornado_reads_a_sensitivity_section_and_ranks_by_swing() -> None:
     metric, bars = tornado_bars({"metric": "gpus", "rows": [
-        {"assumption": "pue", "low": -10, "high": 12},
-        {"assumption": "mfu", "low": {"gpus": -300}, "high": {"gpus": 500}},
+        {"assumption": "pue", "low": -10, "high": 12}, {"assumption": "mfu", "low": -300, "high": 500},
         {"assumption": "broken"}]})
     assert metric == "gpus" and [b.label for b in bars] == ["pue", "mfu"]
     svg = tornado_svg(bars, metric=metric)
     assert svg.index(">pue<") < svg.index(">mfu<")  # the widest swing is drawn last: on top
+
+
+def test_the_tornado_of_a_compiled_sensitivity_section() -> None:
+    from workload_compiler.sizing.sensitivity import analyse
+
+    spec = compile_workload(EXAMPLES["gpt3-175b-a100"])
+    spec.sensitivity = analyse(spec)
+    metric, bars = tornado_bars(spec.model_dump(mode="json")["sensitivity"])
+    assert bars and metric.endswith(")")
+    pue = next(b for b in bars if b.label.startswith("facility.pue"))
+    if metric == "facility power (MW)":       # a lower PUE draws less from the grid, a higher one more
+        assert pue.low < 0 < pue.high
+    drawn = figure(spec, "sensitivity")
+    assert drawn is not None and "Sensitivity" in drawn.svg
     assert tornado_svg([TornadoBar("x", 0, 0)], metric="days").startswith("<svg")
 
 

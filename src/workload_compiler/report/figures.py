@@ -75,6 +75,20 @@ def power_figure(doc: dict[str, Any]) -> FigureSvg | None:
                                        unit=unit, scale=scale))
 
 
+def _alt_time(a: dict[str, Any]) -> float | None:
+    """An alternative's time to result: to train, else to solve (None for a serving alternative)."""
+    for key in ("time_to_train_s", "time_s", "time_to_solution_s"):
+        if isinstance(a.get(key), int | float):
+            return float(a[key])
+    return None
+
+
+def _meets(a: dict[str, Any]) -> bool:
+    """Meets every target (and stays within the pinned limits) when the alternative says so."""
+    verdicts = [a.get(k) for k in ("meets_targets", "meets_pins") if a.get(k) is not None]
+    return all(verdicts) if verdicts else a.get("meets_target") is not False
+
+
 def _cost_of(entry: dict[str, Any]) -> tuple[str, float] | None:
     """A price when the result has one (a `*_usd` total), else None."""
     for key, value in entry.items():
@@ -90,8 +104,8 @@ def alternatives_figure(spec: SystemSpec, doc: dict[str, Any]) -> FigureSvg | No
     objective = doc.get("objective") or {}
     base_gpus = _section(doc, "compute", "gpus")
     base_time = objective.get("goodput_adjusted_time_to_train_s") or objective.get("time_to_train_s")
-    candidates = [dict(a) for a in spec.alternatives if isinstance(a.get("time_to_train_s"), int | float)
-                  and a.get("feasible", True)]
+    candidates = [dict(a) | {"time_to_train_s": _alt_time(a)} for a in doc.get("alternatives") or []
+                  if _alt_time(a) is not None and a.get("feasible", True)]
     if not candidates:
         return None
     priced = all(_cost_of(a) for a in candidates)
@@ -102,11 +116,12 @@ def alternatives_figure(spec: SystemSpec, doc: dict[str, Any]) -> FigureSvg | No
         return found[1] if found else float(gpus or 0) * seconds / 3600.0
 
     points = [PlanePoint(str(a.get("name")), float(a["time_to_train_s"]) / DAY_S,
-                         cost(a, a.get("gpus"), float(a["time_to_train_s"])), a.get("meets_target") is not False)
+                         cost(a, a.get("gpus"), float(a["time_to_train_s"])), _meets(a))
               for a in candidates]
+    base_cost: dict[str, Any] = doc["cost"] if isinstance(doc.get("cost"), dict) else {}
     if isinstance(base_time, int | float) and isinstance(base_gpus, int | float) and (
-            not priced or _cost_of(objective)):
-        points.insert(0, PlanePoint("as compiled", float(base_time) / DAY_S, cost(objective, base_gpus, base_time),
+            not priced or _cost_of(base_cost)):
+        points.insert(0, PlanePoint("as compiled", float(base_time) / DAY_S, cost(base_cost, base_gpus, base_time),
                                     objective.get("meets_target") is not False, baseline=True))
     target = objective.get("time_to_train_target_s")
     return FigureSvg("alternatives", "Alternatives on a time x cost plane",
@@ -114,31 +129,49 @@ def alternatives_figure(spec: SystemSpec, doc: dict[str, Any]) -> FigureSvg | No
                                    target_days=float(target) / DAY_S if isinstance(target, int | float) else None))
 
 
+# Outputs a sensitivity row moves, in the order the tornado prefers them: (key, label, scale, unit).
+TORNADO_METRICS = (("time_s", "time", DAY_S, "days"), ("cost_usd", "cost", 1.0, "USD"),
+                   ("facility_power_w", "facility power", 1e6, "MW"), ("gpus", "GPUs", 1.0, "GPUs"),
+                   ("replicas", "replicas", 1.0, "replicas"))
+
+
+def _number(x: Any) -> float | None:
+    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
+
+
+def _delta(row: dict[str, Any], end: str, key: str, baseline: dict[str, Any]) -> float | None:
+    point, base = row.get(end), _number(baseline.get(key))
+    value = _number(point.get(key)) if isinstance(point, dict) else None
+    return None if value is None or base is None else value - base
+
+
 def tornado_bars(section: Any) -> tuple[str, list[Any]]:
-    """(metric, bars) from a `sensitivity` section: a list of rows (or {metric, rows}) each naming an
-    assumption (`assumption`, `field` or `name`) and its `low` / `high` effect (numbers, or a mapping
-    metric -> number: the first metric is drawn)."""
+    """(metric with its unit, bars) from the result's `sensitivity` section: each row's low and high
+    ends as changes from the baseline, in the output most rows move (time first, then cost, facility
+    power, GPUs, replicas). A section without a baseline may give the changes directly (`low` and
+    `high` numbers, `metric` naming them)."""
     from .plots import TornadoBar
-    metric = "the result"
-    rows = section
-    if isinstance(section, dict):
-        metric = str(section.get("metric") or metric)
-        rows = section.get("rows") or section.get("entries") or section.get("tornado") or []
+    if not isinstance(section, dict) or not isinstance(section.get("rows"), list):
+        return "the result", []
+    rows = [r for r in section["rows"] if isinstance(r, dict)]
+    baseline = section.get("baseline")
+    if not isinstance(baseline, dict):
+        bars = [TornadoBar(str(r.get("field") or r.get("assumption") or r.get("name")), lo, hi) for r in rows
+                if (lo := _number(r.get("low"))) is not None and (hi := _number(r.get("high"))) is not None]
+        return str(section.get("metric") or "the result"), bars
+
+    def moved(key: str) -> int:
+        return sum(1 for r in rows if any(d for d in (_delta(r, e, key, baseline) for e in ("low", "high")) if d))
+    key, label, scale, unit = max(TORNADO_METRICS, key=lambda m: (moved(m[0]), -TORNADO_METRICS.index(m)))
     bars = []
-    for row in rows if isinstance(rows, list) else []:
-        if not isinstance(row, dict):
+    for r in rows:
+        lo, hi = _delta(r, "low", key, baseline), _delta(r, "high", key, baseline)
+        if lo is None and hi is None:
             continue
-        label = row.get("assumption") or row.get("field") or row.get("name")
-        low, high = row.get("low"), row.get("high")
-        if isinstance(low, dict) and isinstance(high, dict):
-            common = [k for k in low if isinstance(low[k], int | float) and isinstance(high.get(k), int | float)]
-            if not common:
-                continue
-            metric = common[0]
-            low, high = low[metric], high[metric]
-        if label and isinstance(low, int | float) and isinstance(high, int | float):
-            bars.append(TornadoBar(str(label), float(low), float(high)))
-    return metric, bars
+        ends = [str(r[e].get("value")) for e in ("low", "high") if isinstance(r.get(e), dict)]
+        name = f"{r.get('field')} ({' to '.join(ends)})" if ends else str(r.get("field"))
+        bars.append(TornadoBar(name, (lo or 0.0) / scale, (hi or 0.0) / scale))
+    return f"{label} ({unit})", bars
 
 
 def sensitivity_figure(doc: dict[str, Any]) -> FigureSvg | None:
@@ -151,7 +184,7 @@ def sensitivity_figure(doc: dict[str, Any]) -> FigureSvg | None:
 
 def figure(spec: SystemSpec, name: str, doc: dict[str, Any] | None = None) -> FigureSvg | None:
     """One named plot (see FIGURE_NAMES), or None when the result has nothing to draw for it."""
-    d = doc if doc is not None else spec.model_dump(mode="json")
+    d = doc if doc is not None else spec.model_dump(mode="json")  # one dump per figure set
     makers: dict[str, Callable[[], FigureSvg | None]] = {
         "step": lambda: step_figure(d), "memory": lambda: memory_figure(d), "power": lambda: power_figure(d),
         "alternatives": lambda: alternatives_figure(spec, d), "sensitivity": lambda: sensitivity_figure(d)}

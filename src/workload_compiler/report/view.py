@@ -175,29 +175,43 @@ def verdict(spec: SystemSpec) -> tuple[str, str]:
     if not spec.feasible:
         return "fail", f"Does not fit: {spec.binding_constraint or 'a constraint binds'}"
     if spec.collisions:
-        names = ", ".join(str(c.get("constraint")) for c in spec.collisions)
+        names = ", ".join(c.constraint for c in spec.collisions)
         n = len(spec.collisions)
         return "warn", f"Compiles, with {n} collision{'s' if n > 1 else ''}: {names}"
     return "ok", "Compiles: every pinned constraint is met"
 
 
+def money(usd: float) -> str:
+    """'$1.23 M', '$45.6 k', '$980'."""
+    for scale, suffix in ((1e9, " B"), (1e6, " M"), (1e3, " k")):
+        if abs(usd) >= scale:
+            return f"${usd / scale:,.3g}{suffix}"
+    return f"${usd:,.0f}"
+
+
 def alternative_rows(spec: SystemSpec) -> list[dict[str, str]]:
     """Each alternative as formatted text: name, change, GPUs, time, power, cost (if priced), verdict."""
     rows = []
-    for a in spec.alternatives:
-        cost_key = next((k for k in a if k.endswith("_usd") and isinstance(a[k], int | float)), None)
+    for a in spec.model_dump(mode="json").get("alternatives") or []:
+        cost_key = next((k for k in ("cost_usd", *a) if k.endswith("_usd") and isinstance(a.get(k), int | float)),
+                        None)
+        targets = a.get("meets_targets", a.get("meets_target"))
         if not a.get("feasible", True):
             verdict_text = f"infeasible: {a.get('binding')}"
+        elif a.get("meets_pins") is False:
+            verdict_text = "breaks a pinned limit"
         else:
-            verdict_text = {None: "—", True: "meets target", False: "misses target"}.get(a.get("meets_target"), "—")
+            verdict_text = {None: "—", True: "meets every target", False: "misses a target"}.get(targets, "—")
+        if a.get("rank") == 1:
+            verdict_text += " · cheapest"
         rows.append({"name": str(a.get("name", "")), "change": str(a.get("change", "")),
                      "gpus": value_text("gpus", a.get("gpus")),
-                     "time": value_text("time_to_train_s", a.get("time_to_train_s")),
+                     "time": value_text("time_to_train_s", a.get("time_to_train_s") or a.get("time_s")),
                      "it_power": value_text("it_power_w", a.get("it_power_w")),
                      "facility_power": value_text("facility_power_w", a.get("facility_power_w")),
-                     "cost": value_text(cost_key, a[cost_key]) if cost_key else "—",
-                     "verdict": verdict_text, "ok": "yes" if a.get("feasible", True) and a.get("meets_target")
-                     is not False else "no"})
+                     "cost": money(a[cost_key]) if cost_key else "—",
+                     "verdict": verdict_text, "ok": "yes" if a.get("feasible", True) and targets is not False
+                     and a.get("meets_pins") is not False else "no"})
     return rows
 
 
@@ -249,4 +263,5 @@ def assumption_rows(spec: SystemSpec) -> list[Row]:
 
 
 __all__ = ["LAYERS", "LAYER_KEYS", "LayerDef", "Panel", "Row", "alternative_rows", "assumption_rows",
-           "detail_rows", "extra_sections", "kpis", "layer_of_section", "panels", "value_text", "verdict"]
+           "detail_rows", "extra_sections", "kpis", "layer_of_section", "money", "panels", "value_text",
+           "verdict"]
