@@ -114,10 +114,12 @@ def test_figures_and_reports_come_from_the_compiled_state(base_url_live: str) ->
     for name in ("step", "memory", "power", "alternatives"):
         svg = httpx.get(base_url_live + f"/figure/{key}/{name}.svg", timeout=60)
         assert svg.status_code == 200 and svg.text.startswith("<svg"), name
-    assert httpx.get(base_url_live + f"/figure/{key}/sensitivity.svg").text == ""  # no sensitivity section yet
+    tornado = httpx.get(base_url_live + f"/figure/{key}/sensitivity.svg", timeout=120)  # computed when asked for
+    assert tornado.text.startswith("<svg") and "Sensitivity" in tornado.text
     state = {"state_intake": json.dumps(GPT3), "state_pins": "{}"}
     html = httpx.post(base_url_live + "/report.html", data=state, timeout=60)
-    assert "attachment" in html.headers["content-disposition"] and html.text.count("<svg") >= 4
+    assert "attachment" in html.headers["content-disposition"] and html.text.count("<svg") >= 5  # with the tornado
+    assert "Sensitivity: which assumptions move" in html.text
     pdf = httpx.post(base_url_live + "/report.pdf", data=state, timeout=120)
     assert pdf.content.startswith(b"%PDF") and pdf.headers["content-type"] == "application/pdf"
     md = httpx.post(base_url_live + "/report.md", data=state, timeout=60)

@@ -218,7 +218,7 @@ def alternative_rows(spec: SystemSpec) -> list[dict[str, str]]:
 
 
 _SHOWN_ELSEWHERE = frozenset({"schema_version", "kind", "name", "feasible", "binding_constraint", "collisions",
-                              "alternatives", "pins", "assumptions", "provenance"})
+                              "alternatives", "pins", "assumptions", "provenance", "intake", "sensitivity"})
 
 
 def extra_sections(spec: SystemSpec) -> list[tuple[str, list[Row]]]:

@@ -13,7 +13,7 @@ from typing import Any
 from ..intake.pins import apply_pins
 
 IGNORED_OUTPUTS = frozenset({"search.seconds"})
-_SKIPPED_SECTIONS = frozenset({"provenance", "assumptions", "pins"})  # pins: compared as inputs
+_SKIPPED_SECTIONS = frozenset({"provenance", "assumptions", "pins", "intake"})  # pins, intake: the inputs
 
 
 @dataclass(frozen=True)

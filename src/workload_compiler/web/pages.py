@@ -12,6 +12,7 @@ from starlette.datastructures import UploadFile
 
 from ..errors import InputError
 from ..report.diff_view import sections as diff_sections
+from ..spine.result import SystemSpec
 from ..store.revisions import check_project_name, diff_revisions, parse_rev, rev_label
 from .context import workbench_context
 from .engine import Compiled
@@ -130,6 +131,14 @@ async def save_page(request: Request) -> HTMLResponse:
                                              active_layer=values.get("active_layer") or None, saved=info))
 
 
+def with_sensitivity(spec: SystemSpec) -> SystemSpec:
+    """A copy of `spec` with its sensitivity section (sizing/sensitivity.py), the cached one untouched."""
+    from ..sizing.sensitivity import analyse
+    copy = spec.model_copy()
+    copy.sensitivity = analyse(spec)
+    return copy
+
+
 @router.get("/figure/{key}/{name}.svg")
 def figure_svg(request: Request, key: str, name: str) -> Response:
     from ..report.figures import FIGURE_NAMES, figure
@@ -138,7 +147,10 @@ def figure_svg(request: Request, key: str, name: str) -> Response:
     found = runtime(request).cache.get(key)
     if found is None:
         return HTMLResponse('<p class="note">This plot is no longer cached: recompile to redraw it.</p>')
-    drawn = runtime(request).figure(key, name, lambda: figure(found.spec, name))
+    spec = found.spec
+    if name == "sensitivity" and spec.sensitivity is None:
+        spec = with_sensitivity(spec)  # asked for: the tornado is computed once per state
+    drawn = runtime(request).figure(key, name, lambda: figure(spec, name))
     return HTMLResponse(drawn or "", headers={"Cache-Control": "private, max-age=3600"})
 
 
@@ -147,7 +159,8 @@ async def report_download(request: Request, fmt: str) -> Response:
     values, _ = await _form(request)
     intake, pins = state_from_json(values.get("state_intake", "{}"), values.get("state_pins", "{}"))
     compiled = runtime(request).cache.compile(intake, pins)
-    return report_response(compiled.spec, intake, fmt, None)
+    spec = compiled.spec if compiled.spec.sensitivity is not None or fmt == "md" else with_sensitivity(compiled.spec)
+    return report_response(spec, intake, fmt, None)
 
 
 @router.get("/projects", response_class=HTMLResponse)
