@@ -145,41 +145,47 @@ def _delta(row: dict[str, Any], end: str, key: str, baseline: dict[str, Any]) ->
     return None if value is None or base is None else value - base
 
 
-def tornado_bars(section: Any) -> tuple[str, list[Any]]:
-    """(metric with its unit, bars) from the result's `sensitivity` section: each row's low and high
-    ends as changes from the baseline, in the output most rows move (time first, then cost, facility
-    power, GPUs, replicas). A section without a baseline may give the changes directly (`low` and
-    `high` numbers, `metric` naming them)."""
+def tornado_sets(section: Any) -> list[tuple[str, list[Any]]]:
+    """[(output with its unit, bars)] from the result's `sensitivity` section: for each output that
+    some assumption moves (time, cost, facility power, GPUs, replicas), each such row's low and high
+    ends as changes from the baseline; rows that do not move that output are left out of its panel.
+    A section without a baseline may give the changes directly (`low`/`high` numbers, `metric`)."""
     from .plots import TornadoBar
     if not isinstance(section, dict) or not isinstance(section.get("rows"), list):
-        return "the result", []
+        return []
     rows = [r for r in section["rows"] if isinstance(r, dict)]
     baseline = section.get("baseline")
     if not isinstance(baseline, dict):
         bars = [TornadoBar(str(r.get("field") or r.get("assumption") or r.get("name")), lo, hi) for r in rows
                 if (lo := _number(r.get("low"))) is not None and (hi := _number(r.get("high"))) is not None]
-        return str(section.get("metric") or "the result"), bars
+        return [(str(section.get("metric") or "the result"), bars)] if bars else []
+    sets = []
+    for key, label, scale, unit in TORNADO_METRICS:
+        bars = []
+        for r in rows:
+            lo, hi = _delta(r, "low", key, baseline), _delta(r, "high", key, baseline)
+            if not lo and not hi:
+                continue
+            ends = [str(r[e].get("value")) for e in ("low", "high") if isinstance(r.get(e), dict)]
+            name = f"{r.get('field')} ({' to '.join(ends)})" if ends else str(r.get("field"))
+            bars.append(TornadoBar(name, (lo or 0.0) / scale, (hi or 0.0) / scale))
+        if bars:
+            sets.append((f"{label} ({unit})", bars))
+    return sets
 
-    def moved(key: str) -> int:
-        return sum(1 for r in rows if any(d for d in (_delta(r, e, key, baseline) for e in ("low", "high")) if d))
-    key, label, scale, unit = max(TORNADO_METRICS, key=lambda m: (moved(m[0]), -TORNADO_METRICS.index(m)))
-    bars = []
-    for r in rows:
-        lo, hi = _delta(r, "low", key, baseline), _delta(r, "high", key, baseline)
-        if lo is None and hi is None:
-            continue
-        ends = [str(r[e].get("value")) for e in ("low", "high") if isinstance(r.get(e), dict)]
-        name = f"{r.get('field')} ({' to '.join(ends)})" if ends else str(r.get("field"))
-        bars.append(TornadoBar(name, (lo or 0.0) / scale, (hi or 0.0) / scale))
-    return f"{label} ({unit})", bars
+
+def tornado_bars(section: Any) -> tuple[str, list[Any]]:
+    """The first panel of `tornado_sets` (the output most assumptions move comes first in its order)."""
+    sets = tornado_sets(section)
+    return sets[0] if sets else ("the result", [])
 
 
 def sensitivity_figure(doc: dict[str, Any]) -> FigureSvg | None:
-    from .plots import tornado_svg
-    metric, bars = tornado_bars(doc.get("sensitivity"))
-    if not bars:
+    from .plots import tornado_sets_svg
+    sets = tornado_sets(doc.get("sensitivity"))
+    if not sets:
         return None
-    return FigureSvg("sensitivity", "Sensitivity tornado", tornado_svg(bars, metric=metric.replace("_", " ")))
+    return FigureSvg("sensitivity", "Sensitivity tornado", tornado_sets_svg(sets))
 
 
 def figure(spec: SystemSpec, name: str, doc: dict[str, Any] | None = None) -> FigureSvg | None:
@@ -198,4 +204,4 @@ def figures(spec: SystemSpec) -> list[FigureSvg]:
     return [f for name in FIGURE_NAMES if (f := figure(spec, name, doc)) is not None]
 
 
-__all__ = ["FIGURE_NAMES", "FigureSvg", "figure", "figures", "tornado_bars"]
+__all__ = ["FIGURE_NAMES", "FigureSvg", "figure", "figures", "tornado_bars", "tornado_sets"]

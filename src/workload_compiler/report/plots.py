@@ -117,23 +117,31 @@ class TornadoBar:
 
 
 def tornado_svg(bars: Sequence[TornadoBar], *, metric: str) -> str:
-    """A sensitivity tornado: one bar per assumption from its low-end to its high-end effect on
-    `metric`, the widest swing on top."""
-    ranked = sorted(bars, key=lambda b: abs(b.high - b.low))
-    fig = _figure(6.4, 0.55 + 0.3 * max(len(ranked), 1))
-    ax = fig.add_subplot()
-    _style(ax)
-    for y, b in enumerate(ranked):
-        ax.barh([y], [b.low], color=ACCENT, height=0.6)
-        ax.barh([y], [b.high], color=WARN, height=0.6)
-    ax.set_yticks(range(len(ranked)), [b.label for b in ranked])
-    ax.axvline(0, color=INK, lw=0.8)
-    ax.set_xlabel(f"change in {metric} (blue: low end, red: high end)", color=MUTED)
-    ax.set_title(f"Sensitivity: which assumptions move {metric}", loc="left", color=INK, fontsize=10,
-                 fontweight="bold")
-    ax.grid(axis="x", color=GRID, lw=0.6)
-    ax.set_axisbelow(True)
+    """A sensitivity tornado of one output (see tornado_sets_svg)."""
+    return tornado_sets_svg([(metric, list(bars))])
+
+
+def tornado_sets_svg(sets: Sequence[tuple[str, Sequence[TornadoBar]]]) -> str:
+    """Sensitivity tornados, one panel per output (time, cost, power, ...): a bar per assumption from
+    the change at the low end of its range (blue) to the change at the high end (red), the widest
+    swing on top."""
+    heights = [0.5 + 0.27 * max(len(bars), 1) for _, bars in sets]
+    fig = _figure(7.6, 0.5 + sum(heights))
+    axes = fig.subplots(len(sets), 1, squeeze=False, height_ratios=heights)[:, 0]
+    for ax, (metric, bars) in zip(axes, sets, strict=True):
+        _style(ax)
+        ranked = sorted(bars, key=lambda b: abs(b.high - b.low))
+        for y, b in enumerate(ranked):
+            ax.barh([y], [b.low], color=ACCENT, height=0.6)
+            ax.barh([y], [b.high], color=WARN, height=0.6)
+        ax.set_yticks(range(len(ranked)), [b.label for b in ranked], fontsize=8)
+        ax.axvline(0, color=INK, lw=0.8)
+        ax.set_title(f"change in {metric}", loc="left", color=MUTED, fontsize=9)
+        ax.grid(axis="x", color=GRID, lw=0.6)
+        ax.set_axisbelow(True)
+    fig.suptitle("Sensitivity: which assumptions move the result (blue: low end of the range, red: high end)",
+                 x=0.01, ha="left", color=INK, fontsize=10, fontweight="bold")
     return _svg(fig, "sensitivity")
 
 
-__all__ = ["PlanePoint", "TornadoBar", "bar_breakdown_svg", "time_cost_svg", "tornado_svg"]
+__all__ = ["PlanePoint", "TornadoBar", "bar_breakdown_svg", "time_cost_svg", "tornado_sets_svg", "tornado_svg"]
