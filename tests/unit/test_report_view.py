@@ -7,7 +7,7 @@ from markdown_it import MarkdownIt
 
 from shared_data import REPO_ROOT
 from workload_compiler import compile_workload, recompile
-from workload_compiler.report.figures import figure, figures, tornado_bars
+from workload_compiler.report.figures import figure, figures, tornado_bars, tornado_sets
 from workload_compiler.report.markdown import render_markdown
 from workload_compiler.report.plots import TornadoBar, tornado_svg
 from workload_compiler.report.view import LAYER_KEYS, kpis, layer_of_section, panels, verdict
@@ -77,11 +77,11 @@ def test_the_tornado_of_a_compiled_sensitivity_section() -> None:
 
     spec = compile_workload(EXAMPLES["gpt3-175b-a100"])
     spec.sensitivity = analyse(spec)
-    metric, bars = tornado_bars(spec.model_dump(mode="json")["sensitivity"])
-    assert bars and metric.endswith(")")
-    pue = next(b for b in bars if b.label.startswith("facility.pue"))
-    if metric == "facility power (MW)":       # a lower PUE draws less from the grid, a higher one more
-        assert pue.low < 0 < pue.high
+    sets = dict(tornado_sets(spec.model_dump(mode="json")["sensitivity"]))
+    assert "time (days)" in sets and "facility power (MW)" in sets
+    pue = next(b for b in sets["facility power (MW)"] if b.label.startswith("facility.pue"))
+    assert pue.low < 0 < pue.high             # a lower PUE draws less from the grid, a higher one more
+    assert not any(b.label.startswith("facility.pue") for b in sets["time (days)"])  # and does not move time
     drawn = figure(spec, "sensitivity")
     assert drawn is not None and "Sensitivity" in drawn.svg
     assert tornado_svg([TornadoBar("x", 0, 0)], metric="days").startswith("<svg")
