@@ -230,3 +230,11 @@ def test_wkc_serve_prints_the_database_and_serves_an_example(tmp_path) -> None: 
         _, stderr = proc.communicate(timeout=30)
     assert f"database: SQLite file {tmp_path / 'serve.sqlite3'}" in stderr
     assert f"workbench: http://localhost:{port}/" in stderr
+
+
+def test_a_post_from_another_sites_page_is_refused(base_url_live: str) -> None:
+    body = {"intake": GPT3}
+    foreign = httpx.post(base_url_live + "/api/compile", json=body, headers={"origin": "https://evil.example"})
+    assert foreign.status_code == 403 and foreign.json()["error"]["field"] == "origin"
+    same = httpx.post(base_url_live + "/api/compile", json=body, headers={"origin": base_url_live}, timeout=60)
+    assert same.status_code == 200

@@ -48,6 +48,17 @@ async def refuse(scope: Scope, send: Send, status: int, field: str, message: str
     await send({"type": "http.response.body", "body": body})
 
 
+def _same_origin(scope: Scope) -> bool:
+    """True unless the browser says the request comes from a page of another origin (Origin header)."""
+    headers: dict[bytes, bytes] = dict(scope.get("headers") or [])
+    origin = headers.get(b"origin")
+    if origin is None:
+        return True
+    host = headers.get(b"host", b"").decode("latin-1")
+    netloc = origin.decode("latin-1").split("://", 1)[-1]
+    return bool(netloc == host)
+
+
 class TokenBuckets:
     """`rate` requests a minute per client, bursts of `burst`; state kept for the clients seen."""
 
@@ -101,6 +112,10 @@ class Guard:
             await self.app(scope, receive, send)
             return
         path = str(scope.get("path", ""))
+        if scope.get("method") not in ("GET", "HEAD", "OPTIONS") and not _same_origin(scope):
+            # a page on another site posting to this server (it runs on the user's machine) is refused
+            await refuse(scope, send, 403, "origin", "a request from another site's page; use the workbench itself")
+            return
         if path not in OPEN_PATHS:
             allowed, via_query = self._token_ok(scope)
             if not allowed:
