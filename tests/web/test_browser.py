@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Page, Request, expect
 
 pytestmark = pytest.mark.browser
+expect.set_options(timeout=90_000)  # a compile on a shared 2-core machine can take many seconds
 
 
 def _offline_guard(page: Page, base_url: str) -> list[str]:
