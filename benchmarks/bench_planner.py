@@ -1,7 +1,9 @@
 """Planner speed on the standard case, beside llm-analysis 0.2.2 measured in the same run.
 
 Case (shared/reference/peers-training.md §6): GPT-3 175B (96 layers, h 12288, 96 heads, seq 2048),
-global batch 1536, 1024 x A100-SXM-80GB, bf16.
+global batch 1536, 1024 x A100-SXM-80GB, bf16. Second case (issue 7's goal: <= 5 s on 2 cores): the
+whole space of DeepSeek-V3 (61 layers, MoE 256 experts, MLA, MTP) on 1,024 H100, FP8, seq 4096,
+batch 8192, uneven pipeline splits included.
 
 Two rates of ours, both honest about what they count:
   search      layouts enumerated per second by a whole `planner.search` (structural rules, memory
@@ -41,6 +43,9 @@ from workload_compiler.planner.grid import layout_of, rules
 
 # The goal of issue 2 ("Training core"), Done-when: ">= 300x" llm-analysis 0.2.2 configurations per second.
 GOAL_RATIO = 300.0
+# Issue 7, Done-when: "the whole space of DeepSeek-V3 on 1,024 H100 with uneven stages searched in <= 5 s".
+GOAL_DEEPSEEK_S = 5.0
+DEEPSEEK_SETUP = TrainingSetup(seq_len=4096, global_batch_size=8192, precision="fp8")
 MODEL_CHUNK = 1 << 16   # layouts per array call (cache-sized; see planner/search.py DEFAULT_CHUNK)
 SETUP = TrainingSetup(seq_len=2048, global_batch_size=1536, precision="bf16")
 
@@ -93,6 +98,26 @@ def valid_layouts(arch: ModelArch, hw: Hardware, target: int) -> tuple[Layout, i
     return layout_of({k: np.tile(a, reps) for k, a in values.items()}, space), n
 
 
+def deepseek(repeat: int) -> None:
+    """The whole DeepSeek-V3 space on 1,024 H100, timed beside its goal."""
+    arch = preset_arch("deepseek-v3")
+    hw = load_catalog().hardware("h100-sxm")
+    secs, result = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = search(arch, DEEPSEEK_SETUP, hw, 1024)
+        secs.append(time.perf_counter() - t0)
+    assert result is not None and result.best is not None
+    b = result.best
+    median = statistics.median(secs)
+    print(f"case: DeepSeek-V3, seq 4096, batch 8192, 1024 x h100-sxm, fp8: {result.evaluated:,} layouts, "
+          f"{result.feasible:,} fit; median {median:.2f} s over {repeat} runs "
+          f"({'meets' if median <= GOAL_DEEPSEEK_S else 'misses'} the {GOAL_DEEPSEEK_S:.0f} s goal)")
+    print(f"  best: tp {b.tp} pp {b.pp} dp {b.dp} ep {b.ep} vp {b.vp} mbs {b.micro_batch_size} {b.recompute} "
+          f"zero {b.zero_stage}, split {b.first_stage_layers}/{b.middle_stage_layers}/{b.last_stage_layers} "
+          f"({b.pipeline_layout}): step {b.step_time_s:.2f} s")
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     p.add_argument("--repeat", type=int, default=5)
@@ -133,6 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"ours, search rate: median {statistics.median(search_rates):,.0f} layouts/s")
     print(f"ours, model rate:  median {statistics.median(model_rates):,.0f} layouts/s through memory + step "
           f"({n_valid:,} valid layouts tiled to {n_grid:,}, in chunks of {MODEL_CHUNK:,})")
+    deepseek(max(1, args.repeat // 2))
     la = llm_analysis_rates(args.repeat, args.llm_analysis_python)
     if isinstance(la, str):
         print(la)

@@ -80,6 +80,21 @@ def leave_one_group_out(cases: list[TrainingCase], names: list[str], base: Train
     return held
 
 
+def kind_table(rows: list[Row]) -> dict[str, dict[str, float]]:
+    """Per kind: n, MAPE and the band of the signed held-out errors (10th-90th percentile from 10
+    runs up, else smallest to largest), the rows of catalog/data/uncertainty.yaml."""
+    by: dict[str, list[float]] = collections.defaultdict(list)
+    for r in rows:
+        by[r.kind].append(r.error)
+    out: dict[str, dict[str, float]] = {}
+    for kind, errs in sorted(by.items()):
+        e = np.asarray(errs)
+        lo, hi = (np.percentile(e, 10), np.percentile(e, 90)) if len(e) >= 10 else (e.min(), e.max())
+        out[kind] = {"n": len(e), "mape_pct": round(float(np.mean(np.abs(e)) * 100), 2),
+                     "low": round(float(lo), 4), "high": round(float(hi), 4)}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calibration", type=Path, default=None)
@@ -87,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="comma-separated constants to fit")
     ap.add_argument("--no-logo", action="store_true", help="skip the leave-one-group-out check")
     ap.add_argument("--table", action="store_true", help="print every record")
+    ap.add_argument("--write-uncertainty", type=Path, default=None,
+                    help="write the held-out error per kind into this uncertainty.yaml (section training_step_time)")
     args = ap.parse_args(argv)
     names = [n for n in args.params.split(",") if n]
     cases, skipped = training_cases(load_records(find_calibration_dir(args.calibration)))
@@ -109,7 +126,28 @@ def main(argv: list[str] | None = None) -> int:
         print("\n  held-out, by kind:")
         print_groups(held, "kind")
         print(f"  LOGO overall MAPE {mape(held):.2f}%  max {max_abs_error(held):.1f}%")
+        table = kind_table(held)
+        for kind, entry in table.items():
+            print(f"    {kind:22s} {entry}")
+        if args.write_uncertainty is not None:
+            write_uncertainty(args.write_uncertainty, table)
     return 0
+
+
+def write_uncertainty(path: Path, table: dict[str, dict[str, float]]) -> None:
+    """Replace the training_step_time section of the uncertainty table, keeping the others."""
+    import datetime
+
+    import yaml
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
+    doc = yaml.safe_load(text) if text else {}
+    doc["training_step_time"] = {
+        "quantity": "the training step time (and the tokens/s, time to train and GPU count that follow from it)",
+        "method": f"leave-one-source-family-out error (tools/fit_training.py, {datetime.date.today()})",
+        "defined_on": "time", "kinds": table}
+    path.write_text(header + yaml.safe_dump(doc, sort_keys=False, width=110), encoding="utf-8")
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -27,9 +27,10 @@ from .measure.apply import bind_measurements
 from .provenance import Trace
 from .spine.gaps import collect_not_sized, gap_spec
 from .spine.generic import compile_generic_spec
-from .spine.result import ObjectiveLayer, SystemSpec
+from .spine.result import Band, MeasuredSection, ObjectiveLayer, SystemSpec
 from .spine.serving import compile_hpc_spec, compile_inference_spec
 from .spine.training import compile_training
+from .spine.uncertainty import spec_uncertainty
 
 Intake = BaseModel | Mapping[str, Any] | str | Path
 
@@ -69,7 +70,17 @@ def compile_workload(workload: Intake, catalog: Catalog | None = None) -> System
         spec.not_sized["facility"] += (f"; the pinned facility.power ({facility.power:,.0f} W) could not be "
                                        "checked against the cluster's power")
     attach(spec, w, cat)
+    spec.uncertainty = uncertainty_of(spec, cat)
     return spec
+
+
+def uncertainty_of(spec: SystemSpec, cat: Catalog) -> dict[str, Band]:
+    """The bands of the spec's headline numbers, by its accelerator's generation (spine/uncertainty.py)."""
+    accelerator = spec.compute.get("accelerator") if isinstance(spec.compute, dict) else getattr(
+        spec.compute, "accelerator", None)
+    if not accelerator:
+        return {}
+    return spec_uncertainty(spec, cat.accelerator(str(accelerator)).architecture)
 
 
 def compile_core(workload: Intake, catalog: Catalog | None = None) -> SystemSpec:
@@ -124,11 +135,14 @@ def _start(intake: Intake | SystemSpec) -> tuple[dict[str, Any], Path | None]:
 
 
 def recompile(intake: Intake | SystemSpec, pins: Mapping[str, Any] | Iterable[tuple[str, Any]],
-              catalog: Catalog | None = None, *, alternatives: bool = True) -> SystemSpec:
+              catalog: Catalog | None = None, *, alternatives: bool = True,
+              leave_behind: tuple[str | None, str | None] | None = None) -> SystemSpec:
     """Compile `intake` with `pins` ({dotted key: value}) applied; the result lists its pins. A pin
     that contradicts one of the intake's own pins (a GPU count against a pinned layout) wins, and the
     contradiction is reported as a collision, never applied silently. `alternatives=False` skips
-    the collision engine (the six layers and cost only)."""
+    the collision engine (the six layers and cost only). `leave_behind=(accelerator, system)`: the
+    baseline's machine; measured values of it are left out where the pins move to another machine
+    (listed in `measured.left_behind`) instead of refused."""
     from .sizing.repin import reconcile
     data, base_dir = _start(intake)
     if not isinstance(data, dict):
@@ -137,6 +151,10 @@ def recompile(intake: Intake | SystemSpec, pins: Mapping[str, Any] | Iterable[tu
     model = workload_model(str(data.get("kind")))
     pinned = apply_pins(data, pin_items, model)
     pinned, freed = reconcile(pinned, dict(pin_items))
+    dropped: list[str] = []
+    if leave_behind is not None:
+        from .engagement.measurement import leave_other_machines
+        pinned, dropped = leave_other_machines(pinned, dict(pin_items), *leave_behind)
     w = parse_workload(pinned, base_dir=base_dir)
     if alternatives:
         spec = compile_workload(w, catalog)
@@ -146,4 +164,6 @@ def recompile(intake: Intake | SystemSpec, pins: Mapping[str, Any] | Iterable[tu
         spec.intake = dump_intake(w)
     spec.pins = {k: v for k, v in pin_items}
     spec.collisions = freed + spec.collisions
+    if dropped:
+        spec.measured = (spec.measured or MeasuredSection()).model_copy(update={"left_behind": dropped})
     return spec

@@ -162,3 +162,31 @@ def test_the_reports_show_the_measured_values_with_their_machine(tmp_path: Path)
     assert "measured: training step-time model" in md.stdout          # the step time's provenance
     term = runner.invoke(app, ["compile", str(path)])
     assert term.exit_code == 0 and "Measured (bound to their machines)" in term.stdout
+
+
+def test_a_bus_bandwidth_measured_on_the_node_moves_the_generic_pipelines_all_reduce(tmp_path: Path) -> None:
+    _, base, _ = compile_json(EXAMPLES / "image-classifier-generic.yaml")
+    path = intake_with("image-classifier-generic.yaml", tmp_path, {
+        "fabric.scale_up_busbw_bytes_per_s.all_reduce": value(1.0e11, "B/s", "node", "dgx-h100")})
+    code, doc, err = compile_json(path)
+    assert code == 0, err
+    (e,) = doc["measured"]["entries"]
+    assert e["status"] == "applied"                             # the generic model reads it
+    assert doc["pipeline"]["allreduce_s"] > base["pipeline"]["allreduce_s"]   # 100 GB/s < 0.8 x 450 GB/s
+    assert doc["provenance"]["pipeline.pipeline_samples_per_s"]["source"] == "measured"
+    bad = intake_with("image-classifier-generic.yaml", tmp_path, {
+        "fabric.scale_up_busbw_bytes_per_s.all_reduce": value(1.0e11, "B/s", "node", "dgx-a100")})
+    code, _, err = compile_json(bad)
+    assert code == 2 and "dgx-a100" in err and "dgx-h100" in err
+
+
+def test_a_sheet_value_for_another_machine_kind_is_refused_with_exit_2(tmp_path: Path) -> None:
+    data = yaml.safe_load((EXAMPLES / "image-classifier-generic.yaml").read_text())
+    data["sheet"]["fields"]["pipeline.decode_rate_per_core"] = {
+        "measured": value(260, "items/s", "node", "dgx-h100", tool="loader timing")}
+    path = tmp_path / "wrong-kind.yaml"
+    path.write_text(yaml.safe_dump(data))
+    code, _, err = compile_json(path)
+    assert code == 2 and "Traceback" not in err
+    assert "sheet.fields.pipeline.decode_rate_per_core.measured.machine.kind" in err
+    assert "property of the host CPU model" in err and "unrelated machine" in err

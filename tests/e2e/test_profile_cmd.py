@@ -83,3 +83,61 @@ def test_input_dir_profiles_existing_files(tmp_path: Path) -> None:
 def test_bad_options_are_clear_errors(args: list[str]) -> None:
     r = runner.invoke(app, ["profile", *args])
     assert r.exit_code == 2 and "Traceback" not in r.output
+
+
+def test_profile_into_feeds_a_sheet_field_that_compile_binds_to_this_cpu(tmp_path: Path) -> None:
+    """The article's exercise into the article's sheet: `wkc profile --into` writes the measured block,
+    a sheet field names its entry (or holds a copy of it), and compile applies it only where the
+    sized host CPU is this one."""
+    import yaml
+    data = yaml.safe_load((EXAMPLES / "image-classifier-generic.yaml").read_text())
+    data["pipeline"]["cpu_cores_per_gpu"] = 8
+    data["sheet"]["fields"]["pipeline.decode_rate_per_core"] = {"measured": "host.parse_records_per_s_per_core.image"}
+    sheet = tmp_path / "tmp.yaml"
+    sheet.write_text(yaml.safe_dump(data, sort_keys=False))
+    r = runner.invoke(app, ["profile", "--size", "100kB", "--repeats", "2", "--format", "image", "--workdir",
+                            str(tmp_path), "--into", str(sheet)])
+    assert r.exit_code == 0, r.output
+    written = yaml.safe_load(sheet.read_text())
+    entry = written["measured"]["values"]["host.parse_records_per_s_per_core.image"]
+    cpu = entry["machine"]["id"]
+    assert entry["machine"]["kind"] == "cpu" and entry["unit"] == "items/s" and entry["value"] > 0
+
+    # sized on the DGX H100's host CPU: this machine's CPU is another one, so the value is refused
+    bad = runner.invoke(app, ["compile", str(sheet), "--json"])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
+    assert "sheet.fields.pipeline.decode_rate_per_core.measured.machine" in bad.stderr and cpu in bad.stderr
+    assert "compute.host_cpu" in bad.stderr
+
+    # the nodes' host CPU named as the OS reports it: the profile's value is the decode rate
+    written["compute"]["host_cpu"] = cpu
+    sheet.write_text(yaml.safe_dump(written, sort_keys=False))
+    ok = runner.invoke(app, ["compile", str(sheet), "--json"])
+    assert ok.exit_code == 0, ok.output
+    doc = json.loads(ok.stdout)
+    row = next(r for r in doc["sheet"]["rows"] if r["item"] == "decode rate per core")
+    assert row["status"] == "measured" and row["value"] == entry["value"] and cpu in row["machine"]
+    stage = next(s for s in doc["pipeline"]["stages"] if s["name"] == "cpu_decode")
+    assert stage["samples_per_s"] == pytest.approx(8 * 8 * entry["value"])
+    prov = doc["provenance"]["compute.decode_rate_per_core"]
+    assert prov["source"] == "measured" and cpu in prov["machine"] and "wkc profile" in prov["machine"]
+    (m,) = [e for e in doc["measured"]["entries"] if e["field"] == "host.parse_records_per_s_per_core.image"]
+    assert m["status"] == "applied"
+
+    # the same entry copied into the sheet field is the same value, the same format
+    written["sheet"]["fields"]["pipeline.decode_rate_per_core"] = {"measured": entry}
+    del written["measured"]
+    sheet.write_text(yaml.safe_dump(written, sort_keys=False))
+    inline = runner.invoke(app, ["compile", str(sheet), "--json"])
+    assert inline.exit_code == 0, inline.output
+    stage = next(s for s in json.loads(inline.stdout)["pipeline"]["stages"] if s["name"] == "cpu_decode")
+    assert stage["samples_per_s"] == pytest.approx(8 * 8 * entry["value"])
+
+
+def test_an_into_file_it_cannot_write_fails_before_the_run(tmp_path: Path) -> None:
+    bad = tmp_path / "sheet.yaml"
+    bad.write_text("kind: [\n")
+    r = runner.invoke(app, ["profile", "--size", "100kB", "--repeats", "2", "--workdir", str(tmp_path),
+                            "--into", str(bad), "--json"])
+    assert r.exit_code == 2 and "--into" in r.stderr and r.stdout == ""     # nothing was measured
+    assert bad.read_text() == "kind: [\n"

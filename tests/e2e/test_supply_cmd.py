@@ -96,3 +96,33 @@ def test_bad_offers_are_input_errors(tmp_path: Path) -> None:
     path.write_text("offers:\n- {id: X, count: 8, system: dgx-h999}\n")
     result = runner.invoke(app, ["supply", str(REQ), "--offers", str(path)])
     assert result.exit_code == 2 and "dgx-h100" in result.stderr
+
+
+def test_measured_values_stay_with_the_requirements_machine_and_are_an_open_confirmation(tmp_path: Path) -> None:
+    """A measurement of the requirement's node (sheet) and accelerator (`measured`) is not applied to an
+    offer of other hardware: the substitution is still recompiled, and re-measuring is left open."""
+    data = yaml.safe_load(REQ.read_text())
+    run = {"date": "2026-01-10", "tool": "drill"}
+    sheet = data.setdefault("sheet", {})
+    sheet["fields"] = {**sheet.get("fields", {}), "reliability.restart_time": {"measured": {
+        "value": 420, "unit": "s", "machine": {"kind": "node", "id": "dgx-h100"}, **run}}}
+    data["measured"] = {"values": {"accelerator.hbm_bandwidth_bytes_per_s": {
+        "value": 2.9e12, "unit": "B/s", "machine": {"kind": "accelerator", "id": "h100-sxm"}, **run}}}
+    req = tmp_path / "req.yaml"
+    req.write_text(yaml.safe_dump(data, sort_keys=False))
+    code, doc = supply_json(req)
+    assert code == 0
+    by = {o["id"]: o for o in doc["offers"]}
+    assert by["B"]["verdict"] == "substitution" and by["B"]["time_to_result_s"]
+    (left,) = [c for c in by["B"]["open_confirmations"] if c["item"] == "measurements on the offered hardware"]
+    assert "sheet.fields.reliability.restart_time (node dgx-h100)" in left["detail"]
+    assert "accelerator.hbm_bandwidth_bytes_per_s (accelerator h100-sxm)" in left["detail"]
+    assert not any(c["item"] == "measurements on the offered hardware" for c in by["A"]["open_confirmations"])
+
+
+def test_an_unreadable_offers_file_is_named_as_the_offers_file(tmp_path: Path) -> None:
+    bad = tmp_path / "offers.yaml"
+    bad.write_text("offers: [\n")
+    for path in (bad, tmp_path / "missing.yaml"):
+        r = runner.invoke(app, ["supply", str(REQ), "--offers", str(path)])
+        assert r.exit_code == 2 and "--offers" in r.stderr and "Traceback" not in r.output

@@ -82,3 +82,40 @@ def test_scale_out_all_to_all_is_bounded_by_one_gpus_nic() -> None:
     a2a = next(t for t in ts if t.test.startswith("NCCL all-to-all") and (t.tier or "").startswith("scale-out"))
     assert a2a.peak == pytest.approx(50e9) and a2a.fraction_of_peak is not None
     assert a2a.fraction_of_peak <= NIC_EFFICIENCY
+
+
+def test_a_generic_ddp_job_is_tested_at_its_gradient_bucket_and_says_it_does_no_all_to_all() -> None:
+    from engagement_builders import IMAGE
+
+    from workload_compiler.engagement.acceptance import DDP_BUCKET_BYTES
+    ts = targets(IMAGE)
+    ar = next(t for t in ts if t.test.startswith("NCCL all-reduce"))
+    a2a = next(t for t in ts if t.test.startswith("NCCL all-to-all"))
+    # ResNet-50: 25.56M params x 2 B = 51 MB of gradients, all-reduced in 25 MiB buckets
+    assert ar.message_bytes == pytest.approx(DDP_BUCKET_BYTES) and "51.1 MB" in ar.sized_for
+    assert "does no all-to-all" in a2a.sized_for
+
+
+def test_a_rate_measured_on_the_sized_machine_is_the_target_and_says_so() -> None:
+    from engagement_builders import intake
+
+    from workload_compiler import compile_workload
+    from workload_compiler.perf.efficiency import gemm_efficiency
+    data = intake(H100_4096)
+    run = {"unit": "1", "machine": {"kind": "accelerator", "id": "h100-sxm"}, "date": "2026-05-01",
+           "tool": "wkc calibrate 0.1.0"}
+    data["measured"] = {"values": {
+        "accelerator.gemm_e_max.bf16": {**run, "value": 0.80},
+        "accelerator.gemm_kernel_overhead_s.bf16": {**run, "value": 2e-5, "unit": "s"},
+        "accelerator.hbm_bandwidth_bytes_per_s": {**run, "value": 3.0e12, "unit": "B/s"}}}
+    spec = compile_workload(data)
+    assert spec.acceptance is not None
+    ts = spec.acceptance.targets
+    bf16 = next(t for t in ts if t.test == "GEMM throughput" and (t.precision or "").startswith("bf16"))
+    fp8 = next(t for t in ts if t.test == "GEMM throughput" and t.precision == "fp8")
+    assert bf16.fraction_of_peak == pytest.approx(float(gemm_efficiency(
+        2 * 8192**3, peak_flops=989.4e12, e_max=0.80, kernel_overhead_s=2e-5)))
+    assert "measured on the sized accelerator h100-sxm" in bf16.fraction_source
+    assert "perf/fitted.py" in fp8.fraction_source                  # fp8 was not measured
+    hbm = next(t for t in ts if t.test == "HBM bandwidth")
+    assert hbm.expected == pytest.approx(3.0e12) and "measured" in hbm.fraction_source

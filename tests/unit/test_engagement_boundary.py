@@ -90,3 +90,30 @@ def test_an_inference_service_gets_the_boundary_of_its_access_model() -> None:
     spec = compiled(CHAT)
     assert spec.operating_boundary is not None and spec.operating_boundary.access_model == "kubernetes"
     assert spec.boundary_register is not None and spec.boundary_register.items[2].status == "OPEN"
+
+
+def test_software_boundary_keeps_the_first_results_shape_filled_from_the_sections() -> None:
+    """`software.boundary` was a result key before the sections moved to the top level: kept, compact."""
+    spec = compiled(H100_4096)
+    assert isinstance(spec.software, dict)
+    b = spec.software["boundary"]
+    rows = {r["layer"]: r for r in b["rows"]}
+    assert rows["Facility"] == {"layer": "Facility", "kind": "system layer", "operator": "Facility",
+                                "candidates": ["Client", "Proposed operator", "Facility", "OEM"],
+                                "status": "confirmed", "suggestion": None}
+    assert rows["Compute"]["status"] == "TO DEFINE"              # its Operate cell is not set
+    assert {"Spares", "RMA", "Incidents", "Data lifecycle"} <= {r["layer"] for r in b["rows"]
+                                                                if r["kind"] == "operational function"}
+    assert rows["RMA"]["status"] == "TO DEFINE" and rows["RMA"]["operator"] is None   # not every layer agreed
+    assert [(e["id"], e["title"], e["decided_by"]) for e in b["entries"]] == [
+        ("01", "Resource scope", "Sizing input"), ("02", "Shared layers", "Operating model"),
+        ("03", "Substitution rule", "Client decision"), ("04", "Commercial envelope", "Supplier confirmation"),
+        ("05", "Lifecycle & exit", "Contract confirmation")]
+    assert "4,096 GPUs" in b["entries"][0]["sizing_input"] and "No capacity is implied" in b["note"]
+    assert b["access_model"] == spec.operating_boundary.access_model   # type: ignore[union-attr]
+
+
+def test_the_reports_show_the_boundary_once() -> None:
+    from workload_compiler.report.markdown import render_markdown
+    md = render_markdown(compiled(H100_4096))
+    assert "## Operating boundary" in md and "| boundary." not in md

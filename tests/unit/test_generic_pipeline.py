@@ -121,3 +121,10 @@ def test_total_samples_and_flops() -> None:
     assert isinstance(obj, dict)
     assert obj["total_samples"] == 1281167 * 90
     assert math.isclose(obj["total_flops"], 1281167 * 90 * 3 * 8.18e9, rel_tol=1e-9)
+
+
+def test_per_sample_keys_are_not_read_as_rates_in_the_reports() -> None:
+    from workload_compiler.report.format import format_value
+    assert format_value("flops_per_sample", 2.454e10) == "2.454e+10 FLOP"      # was "24.54 B/s"
+    assert format_value("gpu_samples_per_s_per_gpu", 4032.0) == "4,032/s"
+    assert format_value("device_bytes_per_sample", 150528).startswith("150.53 kB")

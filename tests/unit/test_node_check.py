@@ -117,3 +117,16 @@ def test_identical_nodes_have_no_differences() -> None:
     c = NodeCheck.model_validate_json((NODES / "fleet" / "dgx-a01.json").read_text())
     f = compare({"a": c, "b": c})
     assert f.differences == [] and f.failing == {}
+
+
+def test_the_checks_a_node_cannot_run_carry_the_specs_acceptance_numbers(dgx_spec: Expectations) -> None:
+    """The readiness checks the compile gave numbers to (engagement/acceptance.py) say them."""
+    spec = compile_workload(EXAMPLES / "llama3-70b-plan.yaml")
+    assert spec.acceptance is not None
+    ar = next(t for t in spec.acceptance.targets if t.test.startswith("NCCL all-reduce"))
+    items = {i.id: i for i in check_node(node_report(snap("dgx-a01")), dgx_spec).items}
+    why = items["collective_tests"].why
+    assert items["collective_tests"].status == NA and "pass when: NCCL all-reduce bus bandwidth" in why
+    assert f"{ar.expected / 1e9:,.4g} GB/s" in why
+    assert "GEMM throughput per GPU bf16 (the job's) >= " in items["gpu_diagnostics"].why
+    assert "collective_tests" not in default_expectations().acceptance     # no spec: no numbers

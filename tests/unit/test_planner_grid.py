@@ -174,7 +174,7 @@ def test_space_size_is_the_product_of_the_axes() -> None:
     assert list(space.split) == [0, 1]
     assert len(space.rows) == 286 * 14 * 2
     assert list(space.mbs) == [1 << k for k in range(11)]   # 1 ... 1024 <= 1536
-    assert space.size == 286 * 14 * 2 * 11 * 4 * 4   # rows x mbs x recompute modes x zero
+    assert space.size == 286 * 14 * 2 * 11 * 5 * 4   # rows x mbs x recompute modes x zero
 
 
 def test_pins_fix_axes_and_a_pin_that_cannot_divide_is_infeasible() -> None:

@@ -68,6 +68,16 @@ def test_compute_counts_flops_by_its_formula() -> None:
     assert ds.compute(ds.Records(count=0), rng) == 0.0
 
 
+def test_the_timed_compute_stage_draws_no_random_weights() -> None:
+    """The weights are drawn once before the repeats: a timed repeat is the arithmetic alone."""
+    img = ds.Records(count=2, images=np.zeros((2, 64, 64, 3), dtype=np.uint8))
+    rng = np.random.default_rng(0)
+    w = ds.weights_for(img, rng)
+    state = rng.bit_generator.state
+    assert ds.compute(img, rng, w) == 2 * (3 * 12288 + 2 * 12288 * 64)
+    assert rng.bit_generator.state == state
+
+
 def test_spread_statistics() -> None:
     s = Spread.of([1.0, 2.0, 3.0, 10.0])
     assert (s.median_s, s.min_s, s.max_s) == (2.5, 1.0, 10.0)

@@ -27,8 +27,8 @@ from workload_compiler.validation.training_intake import NotCompiled, RecordInta
 from workload_compiler.validation.training_suite import TrainingCase, step_row, training_cases
 
 # The budget perf/fitted.py records (tools/fit_training.py); a regression past it (+ a margin) fails.
-OVERALL_MAPE_LIMIT_PCT = 7.03 + 0.5
-GROUP_MAPE_LIMIT_PCT = 13.3 + 1.0
+OVERALL_MAPE_LIMIT_PCT = 7.58 + 0.5
+GROUP_MAPE_LIMIT_PCT = 16.0 + 1.0
 
 
 @pytest.fixture(scope="module")
@@ -135,3 +135,34 @@ def test_calibration_error_stays_within_the_fitted_budget(compiled) -> None:  # 
     for g in {r.group for r in rows}:
         assert mape([r for r in rows if r.group == g]) < GROUP_MAPE_LIMIT_PCT, g
     assert all(np.isfinite(r.predicted) and 0 < (r.mfu or 0) < 1 for r in rows)
+
+
+def test_every_run_that_states_its_layout_and_micro_batch_fits(calibration: Path, compiled) -> None:  # type: ignore[no-untyped-def]
+    """Issue 7's invariant, on the user's path: a published run that ran and states its layout and
+    micro-batch is never answered "does not fit" (each such record compiled from its intake)."""
+    cases, _ = compiled
+    stated = {r["id"] for r in load_records(calibration) if (r.get("batch") or {}).get("micro_batch") is not None}
+    covered = [c for c in cases.values() if c.id in stated]
+    assert len(covered) >= 180
+    misfits = [(c.id, c.binding) for c in covered if not c.fits]
+    assert not misfits
+    headroom = [1 - c.memory_per_gpu_bytes / c.hardware.hbm_bytes for c in covered]
+    assert min(headroom) >= 0.0
+
+
+@pytest.mark.parametrize("rid", ["llama3_405b_table4_row2", "dgxc_v2503_llama_3_1_405b_fp8_1152gpu",
+                                 "mbridge_2511_pretraining_gb200_deepseekv3_w_o_mtp_fp8mx_256gpu"])
+def test_validate_and_compile_give_the_same_answer(calibration: Path, compiled, rid: str) -> None:  # type: ignore[no-untyped-def]
+    """One rule set: the row `wkc validate` scores is the compile of the same intake (issue 7: Meta's
+    Llama 3 405B on 16,384 H100 was scored with one vp and compiled with another)."""
+    from workload_compiler import compile_workload
+    cases, _ = compiled
+    case = cases[rid]
+    spec = compile_workload(case.record.intake)
+    row = step_row(case)
+    if case.fits:
+        assert spec.compute is not None
+        assert spec.compute.step_time_s == pytest.approx(row.predicted, rel=1e-9)  # type: ignore[union-attr]
+        assert spec.compute.parallelism.vp == int(case.layout.vp)  # type: ignore[union-attr]
+    else:
+        assert not spec.feasible and spec.binding_constraint == case.binding

@@ -39,7 +39,7 @@ from ..units import format_bytes_decimal, format_count, format_duration
 from .common import err, out, user_errors
 
 PROGRESS_DELAY_S = 0.5   # show a bar only for searches that take longer than this
-_SHORT = {"none": "none", "selective": "sel", "full": "full", "op_selective": "op-sel"}
+_SHORT = {"none": "none", "selective": "sel", "full": "full", "op_selective": "op-sel", "modules": "mods"}
 
 
 class LazyProgress:

@@ -46,16 +46,23 @@ def profile_command(
     keep: Annotated[bool, typer.Option("--keep", help="keep the generated data set")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
     into: Annotated[Path | None, typer.Option("--into", help="merge the measured values into this intake / "
-                                              "workload sheet's `measured` block")] = None,
+                                              "workload sheet's `measured` block (a sheet field takes one "
+                                              "with `measured: KEY`)")] = None,
 ) -> None:
     """Time reading, parsing and arithmetic apart on this machine (CPU only)."""
     with user_errors():
+        if into is not None and into.exists():   # a file --into cannot take fails before the run, not after
+            from ..measure.sheet import merged_block
+            merged_block(into.read_text(encoding="utf-8"), {})
         result = _run(size, formats, input_dir, workdir, repeats, seed, keep)
         if into is not None:
             from ..measure.sheet import write_into
             existed = write_into(into, result.values)
             err.print(f"{'merged' if existed else 'wrote'} {len(result.values)} measured values "
                       f"(machine: cpu {result.machine.cpu_model!r}) into {into}", highlight=False)
+            err.print("a sheet field takes one by its key, e.g. pipeline.decode_rate_per_core: {measured: "
+                      f"{next(iter(sorted(result.values)), 'KEY')}}}; it binds to compute.host_cpu = "
+                      f"{result.machine.cpu_model!r}", highlight=False)
     if as_json:
         print(json.dumps(result.model_dump(mode="json", by_alias=True), indent=2))
     else:

@@ -24,7 +24,10 @@ from .common import out, user_errors
 
 
 def _offers(path: Path) -> OffersFile:
-    data = read_intake(path)
+    try:
+        data = read_intake(path)
+    except InputError as exc:   # the reader names its argument FILE and an intake: say which file
+        raise InputError("--offers", str(path), exc.allowed.replace("intake file", "offers file")) from None
     if not isinstance(data, dict):
         raise InputError("--offers", str(path), "a YAML mapping with an 'offers' list")
     return OffersFile.model_validate(data)
@@ -48,8 +51,12 @@ def supply_command(
         access_given = bool((intake.get("software") or {}).get("access_model")
                             or (intake.get("boundary") or {}).get("access_model"))
 
+        compute = spec.model_dump(mode="json").get("compute") or {}
+        baseline = (compute.get("accelerator"), compute.get("system"))
+
         def on_offer(pins: dict[str, Any]) -> Any:
-            return recompile(file, pins, catalog)
+            # the requirement's measured values stay with its machine (never applied to the offer's)
+            return recompile(file, pins, catalog, leave_behind=baseline)
 
         result = supply_check(spec, intake, offered.offers, rules, catalog, on_offer, access_given)
     if as_json:

@@ -27,12 +27,17 @@ def _group_table(name: str, rows: list[Row], mape: float, max_err: float) -> Tab
         t.add_column(col, overflow="fold", justify="right" if col == "GPUs" else "left")
     for col in ("published", "predicted", "error %", "MFU %"):
         t.add_column(col, justify="right")
+    if any(not r.fits for r in rows):
+        t.add_column("fits")
     for r in rows:
         # Colours at the accuracy goals: MAPE <= 5%, max <= 10% (reference/peers-training.md, goals).
         style = "red" if abs(r.error) > 0.10 else "yellow" if abs(r.error) > 0.05 else ""
-        t.add_row(r.id, r.model, str(r.gpus), r.layout, f"{r.published:.3f}", f"{r.predicted:.3f}",
-                  f"[{style}]{r.error * 100:+.1f}[/]" if style else f"{r.error * 100:+.1f}",
-                  "" if r.mfu is None else f"{r.mfu * 100:.1f}")
+        cells = [r.id, r.model, str(r.gpus), r.layout, f"{r.published:.3f}", f"{r.predicted:.3f}",
+                 f"[{style}]{r.error * 100:+.1f}[/]" if style else f"{r.error * 100:+.1f}",
+                 "" if r.mfu is None else f"{r.mfu * 100:.1f}"]
+        if any(not x.fits for x in rows):     # a run that ran and the model says does not fit: a bug
+            cells.append("yes" if r.fits else "[red]does not fit[/]")
+        t.add_row(*cells)
     return t
 
 
@@ -51,6 +56,10 @@ def _print(report: Report, quantity: str) -> None:
     out.print(f"Compared: {quantity} (predicted / published - 1{mfu_note})", highlight=False)
     out.print(f"[bold]Overall MAPE {report.overall_mape:.2f}%[/], max {report.overall_max_abs_error:.1f}% "
               f"over {len(report.rows)} records", highlight=False)
+    misfits = [r.id for r in report.rows if not r.fits]
+    if misfits:
+        out.print(f"[red]{len(misfits)} runs that ran are answered 'does not fit'[/] (a memory or rule bug): "
+                  + ", ".join(misfits), highlight=False)
 
 
 def _print_hpc_summary(summary: dict[str, Any]) -> None:

@@ -5,10 +5,13 @@ Each target is the rate the sizing itself assumed, so a measurement below it mea
 is optimistic for that machine:
 
     NCCL all-reduce   busbw = S / t x 2(n-1)/n, t from perf/collectives.py (alpha-beta, hierarchical
-                      across scale-up domains) at the job's message size S on each tier
-    NCCL all-to-all   busbw = S / t x (n-1)/n
+                      across scale-up domains) at the job's message size S on each tier (a generic
+                      DDP job: its gradient bucket, min(params x gradient bytes, 25 MiB))
+    NCCL all-to-all   busbw = S / t x (n-1)/n (a fabric health figure where the job does none: ep 1)
     GEMM              peak x gemm_efficiency(2 x 8192^3 FLOP) (perf/efficiency.py, fitted constants)
     HBM bandwidth     datasheet x the BabelStream share the sizing used
+Where a rate was measured on the sized machine (`measured`, `wkc calibrate`), the sizing used it,
+so the target is that rate and its source says measured.
     storage           the tier's aggregate and per-node read and the checkpoint write bandwidth
     HPL (HPC)         GPUs x min(gemm_fraction x FP64 matrix peak, FLOP/J x TDP) (hpc/roofline.py)
 """
@@ -22,6 +25,7 @@ from pydantic import Field
 from ..arch.model import ModelArch
 from ..catalog.loader import Catalog
 from ..catalog.schema import Accelerator
+from ..generic.resolve import GRADIENT_BYTES
 from ..hpc.classes import Kernel
 from ..hpc.device import hpc_device
 from ..hpc.fitted import FITTED as HPC_FITTED
@@ -29,6 +33,7 @@ from ..hpc.roofline import compute_rate
 from ..perf import collectives as coll
 from ..perf.efficiency import HBM_EFFICIENCY, gemm_efficiency
 from ..perf.fitted import FITTED
+from ..perf.layout import MeasuredRates
 from ..quantity import Unit
 from ..spine.doc import Doc
 from .view import get_path, number
@@ -42,6 +47,10 @@ GEMM_SOURCE = (f"perf/fitted.py gemm_e_max {FITTED.gemm_e_max:.3f} and kernel ov
                f"{FITTED.gemm_kernel_overhead_s:.2e} s, fitted on 115 published BF16/FP8 training runs "
                "(calibration/training_public.yaml)")
 PRECISIONS = ("bf16", "fp16", "fp8", "fp4", "tf32")
+# PyTorch DistributedDataParallel(bucket_cap_mb=25): gradients are all-reduced in buckets of 25 MiB
+# (torch.nn.parallel.DistributedDataParallel docs), so that is the message NCCL sees.
+DDP_BUCKET_BYTES = 25 * 2.0**20
+MEASURED_SOURCE = "measured on the sized {kind} {id} (the `measured` section names the run): the sizing used it"
 
 
 class AcceptanceTarget(Doc):
@@ -94,8 +103,14 @@ def _messages(doc: dict[str, Any], arch: ModelArch | None) -> tuple[float, str, 
         return size, f"decode TP all-reduce: batch {batch:.0f} x hidden {arch.hidden_size} x 2 B", \
             FALLBACK_MESSAGE_BYTES, "fabric health at 1 GiB (the service's replicas do not all-reduce across nodes)"
     if doc.get("kind") == "generic" and number(doc, "compute.gpus"):
-        return FALLBACK_MESSAGE_BYTES, "gradient bucket plateau (1 GiB)", FALLBACK_MESSAGE_BYTES, \
-            "gradient all-reduce at the bandwidth plateau (1 GiB)"
+        per_param = GRADIENT_BYTES.get(str(get_path(doc, "compute.precision")), 2)
+        grads = (number(doc, "objective.params") or 0.0) * per_param
+        if grads > 0:
+            size = min(grads, DDP_BUCKET_BYTES)
+            what = f"DDP gradient bucket: min(params x {per_param} B = {grads / 1e6:,.1f} MB, bucket_cap_mb 25)"
+            return size, what, size, what
+        return FALLBACK_MESSAGE_BYTES, "bandwidth plateau (1 GiB): model.params not given", FALLBACK_MESSAGE_BYTES, \
+            "bandwidth plateau (1 GiB): model.params not given"
     return FALLBACK_MESSAGE_BYTES, "bandwidth plateau (1 GiB)", FALLBACK_MESSAGE_BYTES, "bandwidth plateau (1 GiB)"
 
 
@@ -118,35 +133,47 @@ def nccl_targets(doc: dict[str, Any], catalog: Catalog, arch: ModelArch | None) 
                       hw.scale_out_bandwidth_bytes_per_s * domain,
                       f"{NIC_SOURCE}; {NVLINK_SOURCE} inside each domain; peak: all-reduce the NICs of one domain, "
                       "all-to-all one GPU's NIC"))
+    ep = int((get_path(doc, "compute.parallelism") or {}).get("ep", 1) or 1)
+    a2a_why = f"the expert dispatch (ep {ep}) at the same size" if ep > 1 else \
+        "a fabric health figure: this job does no all-to-all (ep 1)"
     for tier, n, size, why, line, source in tiers:
         t_ar = float(coll.group_all_reduce_s(size, n, 1, hw))
         t_a2a = float(coll.group_all_to_all_s(size, n, 1, hw))
         # an all-to-all's traffic to other domains leaves through each GPU's own NIC
         a2a_line = hw.scale_out_bandwidth_bytes_per_s if tier.startswith("scale-out") else line
-        for test, t, factor, op, peak in (
-                ("NCCL all-reduce bus bandwidth", t_ar, 2 * (n - 1) / n, "all_reduce_perf", line),
-                ("NCCL all-to-all bus bandwidth", t_a2a, (n - 1) / n, "alltoall_perf", a2a_line)):
+        level = "scale_out" if tier.startswith("scale-out") else "scale_up"
+        for test, t, factor, op, peak, collective, sized_for in (
+                ("NCCL all-reduce bus bandwidth", t_ar, 2 * (n - 1) / n, "all_reduce_perf", line, "all_reduce", why),
+                ("NCCL all-to-all bus bandwidth", t_a2a, (n - 1) / n, "alltoall_perf", a2a_line, "all_to_all",
+                 a2a_why)):
             busbw = size / t * factor
+            measured = hw.measured.bus_bandwidth(level, collective) is not None
             out.append(AcceptanceTarget(
                 test=test, tier=tier, ranks=n, message_bytes=size, expected=busbw, unit="B/s", peak=peak,
-                fraction_of_peak=busbw / peak if peak else None, fraction_source=source, sized_for=why,
+                fraction_of_peak=busbw / peak if peak else None, sized_for=sized_for,
+                fraction_source=MEASURED_SOURCE.format(kind="node", id=system) + f" ({level} {collective})"
+                if measured else source,
                 tool=f"{tool} {op}", command=f"{op} -b {size:.0f} -e {size:.0f} -g 1, {n} ranks (one per GPU)",
                 readiness_check="collective_tests"))
     return out
 
 
-def gemm_targets(acc: Accelerator, job_precision: str | None, kind: str) -> list[AcceptanceTarget]:
+def gemm_targets(acc: Accelerator, job_precision: str | None, kind: str,
+                 measured: MeasuredRates | None = None) -> list[AcceptanceTarget]:
     flops = 2.0 * ACCEPTANCE_GEMM**3
+    rates = measured or MeasuredRates()
     out: list[AcceptanceTarget] = []
     for p in PRECISIONS:
         peak = getattr(acc.peak_flops, p)
         if peak is None:
             continue
-        eff = float(gemm_efficiency(flops, peak_flops=peak, e_max=FITTED.gemm_e_max,
-                                    kernel_overhead_s=FITTED.gemm_kernel_overhead_s))
+        e_max, t0 = rates.gemm_constants(p, FITTED.gemm_e_max, FITTED.gemm_kernel_overhead_s)
+        eff = float(gemm_efficiency(flops, peak_flops=peak, e_max=e_max, kernel_overhead_s=t0))
         extrapolated = p in ("fp4", "tf32", "fp16")
         note = "; the same share assumed at this precision (no calibration run)"
         source = GEMM_SOURCE + (note if extrapolated else "")
+        if (e_max, t0) != (FITTED.gemm_e_max, FITTED.gemm_kernel_overhead_s):
+            source = MEASURED_SOURCE.format(kind="accelerator", id=acc.id) + f" (gemm e_max {e_max:.3f}, t0 {t0:.2e} s)"
         out.append(AcceptanceTarget(
             test="GEMM throughput", tier="per GPU", precision=p + (" (the job's)" if p == job_precision else ""),
             expected=peak * eff, unit="FLOP/s", peak=peak, fraction_of_peak=eff, fraction_source=source,
@@ -164,13 +191,16 @@ def gemm_targets(acc: Accelerator, job_precision: str | None, kind: str) -> list
     return out
 
 
-def hbm_target(acc: Accelerator, kind: str) -> AcceptanceTarget | None:
+def hbm_target(acc: Accelerator, kind: str, measured: MeasuredRates | None = None) -> AcceptanceTarget | None:
     if acc.memory_bandwidth_bytes_per_s is None:
         return None
     share = HPC_FITTED.stream_fraction if kind == "hpc" else HBM_EFFICIENCY
     source = ("hpc/fitted.py stream_fraction (BabelStream/node-burn, calibration/hpc_public.yaml)" if kind == "hpc"
               else "perf/efficiency.py HBM_EFFICIENCY 0.86: BabelStream triad 1.70/2.039 TB/s A100, 2.97/3.35 H100 "
               "(Azure AI-benchmarking-guide)")
+    if measured is not None and measured.hbm_bytes_per_s is not None:
+        share = measured.hbm_bytes_per_s / acc.memory_bandwidth_bytes_per_s
+        source = MEASURED_SOURCE.format(kind="accelerator", id=acc.id)
     return AcceptanceTarget(
         test="HBM bandwidth", tier="per GPU", expected=share * acc.memory_bandwidth_bytes_per_s, unit="B/s",
         peak=acc.memory_bandwidth_bytes_per_s, fraction_of_peak=share, fraction_source=source,
@@ -228,8 +258,9 @@ def acceptance_targets(doc: dict[str, Any], catalog: Catalog, arch: ModelArch | 
     kind = str(doc.get("kind"))
     job_precision = get_path(doc, "objective.precision") or get_path(doc, "compute.precision") or \
         get_path(doc, "compute.gemm_precision")
-    targets = nccl_targets(doc, catalog, arch) + gemm_targets(acc, job_precision, kind)
-    for extra in (hbm_target(acc, kind), hpl_target(doc, catalog)):
+    rates = catalog.measured_rates(acc.id, str(get_path(doc, "compute.system")))
+    targets = nccl_targets(doc, catalog, arch) + gemm_targets(acc, job_precision, kind, rates)
+    for extra in (hbm_target(acc, kind, rates), hpl_target(doc, catalog)):
         if extra is not None:
             targets.append(extra)
     targets += storage_targets(doc)

@@ -20,14 +20,23 @@ from ..intake.load import parse_workload
 from ..intake.pins import apply_pins
 from ..provenance import Source, Trace
 from ..software.data import software_data
+from ..spine.result import MeasuredEntry, MeasuredSection
 from .acceptance import AcceptanceTargets, acceptance_targets
 from .boundary import operating_boundary
-from .measurement import check_measurements
+from .measurement import (
+    SheetMeasurement,
+    check_kinds,
+    check_machines,
+    mark_measured,
+    measurement_pins,
+    sheet_measurements,
+)
 from .mig import mig_section
 from .operations import operations_load
 from .questions import next_questions
 from .register import boundary_register
-from .sheet import build_sheet, check_field_keys, check_statuses, given_keys, measurement_pins
+from .sheet import KEY_PATHS, KEY_UNITS, build_sheet, check_field_keys, check_statuses, given_keys
+from .software_boundary import software_boundary
 from .view import get_path, section_dict
 
 
@@ -40,7 +49,9 @@ def prepare(w: BaseModel) -> BaseModel:
     given = given_keys(w)
     check_field_keys(w.sheet, type(w))
     check_statuses(w.sheet, given, raw)
-    pins: list[tuple[str, Any]] = measurement_pins(w.sheet)
+    found = sheet_measurements(w.sheet, w.measured)
+    check_kinds(found, KEY_UNITS)
+    pins: list[tuple[str, Any]] = measurement_pins(found)
     access = w.boundary.access_model
     if access is not None:
         data = software_data()
@@ -68,7 +79,8 @@ def _readiness_targets(spec: Any, acceptance: AcceptanceTargets) -> None:
     """Give the node-readiness checks their numbers: each acceptance target names its check."""
     software = spec.software if isinstance(spec.software, dict) else None
     for item in (software or {}).get("readiness", []):
-        item["acceptance"] = [{"test": t.test, "tier": t.tier, "expected": t.expected, "unit": t.unit}
+        item["acceptance"] = [{"test": t.test, "tier": t.tier, "expected": t.expected, "unit": t.unit,
+                               "precision": t.precision, "message_bytes": t.message_bytes}
                               for t in acceptance.targets if t.readiness_check == item.get("id")]
 
 
@@ -77,7 +89,8 @@ def attach(spec: Any, w: BaseModel, catalog: Catalog) -> None:
     if not isinstance(w, InfrastructureIntake):
         return
     doc = spec.model_dump(mode="json")
-    check_measurements(w.sheet, section_dict(doc, "compute"), catalog)
+    found = sheet_measurements(w.sheet, w.measured)
+    check_machines(found, section_dict(doc, "compute"), w, catalog)
     trace = Trace()
     trace.provenance, trace.assumptions = spec.provenance, spec.assumptions
     given = given_keys(w)
@@ -95,16 +108,20 @@ def attach(spec: Any, w: BaseModel, catalog: Catalog) -> None:
         trace.assumed("acceptance", None, f"acceptance targets not sized: {exc}")
     if acceptance is not None:
         _readiness_targets(spec, acceptance)
-    sheet = build_sheet(kind, doc, w, w.sheet, given, trace.provenance, catalog)
+    sheet = build_sheet(kind, doc, w, w.sheet, given, trace.provenance, catalog,
+                        {m.key: (m.value, m.reference) for m in found if m.key is not None})
     for key, field in w.sheet.fields.items():
-        if field.measured is not None:
-            trace.measured(f"sheet.{key}", field.measured.value, field.measured.machine.label())
-        elif field.status == "assumed" and field.why:
+        if field.measured is None and field.status == "assumed" and field.why:
             trace.assumed(key, get_path(raw, key), f"user: {field.why}")
+    mark_measured(found, trace, KEY_PATHS)
+    if found:
+        spec.measured = measured_section(spec.measured, found, doc, catalog)
     assumed = {p for p, prov in trace.provenance.items() if prov.source == Source.ASSUMED}
     spec.sheet = sheet
     spec.operating_boundary = boundary
     spec.boundary_register = register
+    if isinstance(spec.software, dict):   # the first result's key, kept (compact view of the two sections)
+        spec.software = {**spec.software, "boundary": software_boundary(boundary, register).model_dump(mode="json")}
     spec.operations = ops
     spec.acceptance = acceptance
     spec.mig = mig_section(doc, catalog)
@@ -112,4 +129,31 @@ def attach(spec: Any, w: BaseModel, catalog: Catalog) -> None:
     spec.provenance, spec.assumptions = trace.provenance, trace.assumptions
 
 
-__all__ = ["attach", "prepare"]
+def measured_section(section: MeasuredSection | None, found: list[SheetMeasurement], doc: dict[str, Any],
+                     catalog: Catalog) -> MeasuredSection:
+    """The `measured` section with the sheet's values: a value read from `measured.values` is marked
+    applied there (through its sheet field); one given on the sheet gets its own entry."""
+    from ..measure.machine_match import ref_id
+    out = section or MeasuredSection(sized_accelerators=[str(get_path(doc, "compute.accelerator"))],
+                                     sized_systems=[str(get_path(doc, "compute.system"))],
+                                     sized_why="the machines this compile sized")
+    entries = list(out.entries)
+    for m in found:
+        replaces = (f"the intake's {m.key} (entered like a pin)" if m.key else
+                    "nothing: a sheet row the model does not compute")
+        status = "applied" if m.key else "recorded"
+        if m.reference is not None:
+            entries = [e.model_copy(update={"status": "applied", "replaces": replaces,
+                                            "note": f"applied through {m.where}"})
+                       if e.field == m.reference and e.origin == "intake" else e for e in entries]
+            continue
+        v = m.value
+        entries.append(MeasuredEntry(field=m.key or m.where.removesuffix(".measured"), value=v.value, unit=v.unit,
+                                     spread=v.spread, repeats=v.repeats, machine_kind=v.machine.kind,
+                                     machine_id=ref_id(v.machine, catalog, m.where), machine=v.machine.describe(),
+                                     date=v.date.isoformat(), tool=v.tool, origin=m.where, status=status,
+                                     replaces=replaces, note=v.note))
+    return out.model_copy(update={"entries": entries})
+
+
+__all__ = ["attach", "measured_section", "prepare"]

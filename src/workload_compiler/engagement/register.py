@@ -17,7 +17,7 @@ from ..intake.boundary import BoundaryIntake, SubstitutionRules
 from ..quantity import Unit
 from ..software.data import SoftwareData, software_data
 from ..spine.doc import Doc
-from ..units import format_bytes_decimal, format_power
+from ..units import format_bytes_decimal, format_duration, format_power
 from .operations import OperationsLoad
 from .view import get_path, number, section_dict, time_to_result_s
 
@@ -161,7 +161,7 @@ def boundary_register(doc: dict[str, Any], answers: BoundaryIntake, operations: 
     acc = get_path(doc, "compute.accelerator")
     ttr = time_to_result_s(doc)
     gpus = number(doc, "compute.gpus") or 0
-    commercial = (f"{gpus * ttr / 3600:,.0f} GPU-hours for one run ({gpus:,.0f} GPUs x {ttr / 86400:,.1f} d)" if ttr
+    commercial = (f"{gpus * ttr / 3600:,.0f} GPU-hours for one run ({gpus:,.0f} GPUs x {format_duration(ttr)})" if ttr
                   else f"{gpus:,.0f} GPUs held for the service's term")
     items = [
         _item(base["01"], answers, status="proposed", owner="Sizing input", answer=f"Exclusive: {exclusive}.",

@@ -19,8 +19,9 @@ from pydantic import BaseModel, Field
 
 from ..catalog.loader import Catalog
 from ..errors import InputError
+from ..intake.measured import MeasuredValue
 from ..intake.pins import intake_keys
-from ..intake.sheet import MeasuredEntry, SheetIntake
+from ..intake.sheet import SheetIntake
 from ..quantity import Unit
 from ..spine.doc import Doc
 from .measurement import ARTICLE_RULE, measured_on, sized_machine
@@ -124,7 +125,8 @@ ROWS: dict[str, tuple[RowSpec, ...]] = {
         RowSpec("input", "epochs", "data.epochs", "objective.epochs", "count"),
         RowSpec("preparation", "host cores per GPU", "pipeline.cpu_cores_per_gpu", "compute.cpu_cores_per_gpu",
                 "count"),
-        RowSpec("preparation", "decode rate per core", "pipeline.decode_rate_per_core", None, "items/s"),
+        RowSpec("preparation", "decode rate per core", "pipeline.decode_rate_per_core",
+                "compute.decode_rate_per_core", "items/s"),
         RowSpec("preparation", "bytes copied to the GPU per sample", "pipeline.device_bytes_per_sample", None, "B"),
         RowSpec("computation", "FLOPs per sample", "model.flops_per_sample", "objective.flops_per_sample", "FLOP"),
         RowSpec("computation", "forward FLOPs per sample", "model.forward_flops_per_sample", None, "FLOP"),
@@ -135,8 +137,14 @@ ROWS: dict[str, tuple[RowSpec, ...]] = {
                 "compute.gpu_samples_per_s_per_gpu", "items/s", prov="compute.gpu_samples_per_s_per_gpu"),
         RowSpec("computation", "batch per GPU", "pipeline.batch_size_per_gpu", "compute.batch_size_per_gpu", "count"),
         RowSpec("outputs", "output bytes per sample", "outputs.bytes_per_sample", None, "B"),
-        *_STORAGE, *_SHARED),
+        *_STORAGE, *_SHARED,
+        RowSpec("dependencies", "host CPU", "compute.host_cpu", "compute.host_cpu")),
 }
+# The unit of each intake key a row shows: what a measured value of that key must be in.
+KEY_UNITS: dict[str, str] = {r.key: r.unit for rows in ROWS.values() for r in rows if r.key and r.unit}
+# The result path each intake key sets, whose provenance a measured value of the key replaces.
+KEY_PATHS: dict[str, str] = {r.key: path for rows in ROWS.values() for r in rows
+                             if r.key and (path := r.prov or r.path)}
 
 def given_keys(model: BaseModel, prefix: str = "") -> set[str]:
     """Dotted keys the intake set (pydantic's fields-set, recursively): what the user gave."""
@@ -166,30 +174,33 @@ def check_field_keys(sheet: SheetIntake, model: type[BaseModel]) -> None:
             raise InputError(f"sheet.fields.{key}", key, hint)
 
 
-def measurement_pins(sheet: SheetIntake) -> list[tuple[str, Any]]:
-    """(intake key, measured value) for every measured field: they enter the intake like pins."""
-    return [(k, f.measured.value) for k, f in sheet.fields.items() if f.measured is not None]
+def measured_why(entry: MeasuredValue, reference: str | None = None) -> str:
+    """'measured with wkc profile 0.1.0 (median of 5 repeats, spread 12 items/s; measured.values.host...)'."""
+    detail = [f"median of {entry.repeats} repeats" if entry.repeats else None,
+              f"spread {entry.spread:.3g} {entry.unit}" if entry.spread is not None else None,
+              f"from measured.values.{reference}" if reference else None, entry.note]
+    extra = "; ".join(d for d in detail if d)
+    return f"measured with {entry.tool}" + (f" ({extra})" if extra else "")
 
 
-def _measured_row(spec: RowSpec, entry: MeasuredEntry, value: Any) -> SheetRow:
+def _measured_row(spec: RowSpec, entry: MeasuredValue, value: Any, reference: str | None) -> SheetRow:
     return SheetRow(section=spec.section, item=spec.item, key=spec.key, value=value, unit=spec.unit,
-                    status="measured", machine=entry.machine.label(), tool=entry.tool,
-                    date=entry.date.isoformat() if entry.date else None,
-                    why=f"measured with {entry.tool or 'an unnamed tool'}" + (f" ({entry.unit})" if entry.unit else ""))
+                    status="measured", machine=entry.machine.describe(), tool=entry.tool,
+                    date=entry.date.isoformat(), why=measured_why(entry, reference))
 
 
 def _row(spec: RowSpec, doc: dict[str, Any], workload: BaseModel, sheet: SheetIntake, given: set[str],
-         provenance: dict[str, Any], spec_compute: dict[str, Any] | None, catalog: Catalog) -> SheetRow | None:
+         provenance: dict[str, Any], spec_compute: dict[str, Any] | None, catalog: Catalog,
+         measured: dict[str, tuple[MeasuredValue, str | None]]) -> SheetRow | None:
     value = get_path(doc, spec.path) if spec.path else None
     if value is None and spec.key:
         value = get_path(workload.model_dump(mode="json", by_alias=True), spec.key)
     field = sheet.fields.get(spec.key) if spec.key else None
-    if field is not None and field.measured is not None:
-        return _measured_row(spec, field.measured, value)
+    if spec.key in measured:
+        entry, reference = measured[spec.key]
+        return _measured_row(spec, entry, value, reference)
     if field is not None and field.status == "to_measure":
-        domain = measured_on(spec.key or "")
-        on = "any machine (a property of the data)" if domain == "data" or spec_compute is None or not \
-            spec_compute.get("system") else sized_machine(domain, spec_compute, catalog)
+        on = sized_machine(measured_on(spec.key or ""), spec_compute, workload, catalog)
         held = provenance.get(spec.prov or spec.path or "")
         placeholder = f"; until then the sizing carries the rule's assumption ({held.why})" if (
             held is not None and held.why and value is not None) else "; the stage it sets stays open"
@@ -229,21 +240,31 @@ def check_statuses(sheet: SheetIntake, given: set[str], raw: dict[str, Any]) -> 
 
 
 def build_sheet(kind: str, doc: dict[str, Any], workload: BaseModel, sheet: SheetIntake, given: set[str],
-                provenance: dict[str, Any], catalog: Catalog) -> WorkloadSheet:
+                provenance: dict[str, Any], catalog: Catalog,
+                measured: dict[str, tuple[MeasuredValue, str | None]] | None = None) -> WorkloadSheet:
+    """The sheet's rows; `measured`: intake key -> (its measured value, the `measured.values` key it
+    was read from, if any)."""
     spec_compute = section_dict(doc, "compute")
+    found = measured or {}
     rows = [r for spec in ROWS.get(kind, _SHARED)
-            if (r := _row(spec, doc, workload, sheet, given, provenance, spec_compute, catalog)) is not None]
+            if (r := _row(spec, doc, workload, sheet, given, provenance, spec_compute, catalog, found)) is not None]
     for item in sheet.items:
-        value = item.measured.value if item.measured else item.value
-        rows.append(SheetRow(section=item.section, item=item.item, value=value, status=item.status, why=item.why,
-                             machine=item.measured.machine.label() if item.measured else None,
-                             tool=item.measured.tool if item.measured else None,
-                             date=item.measured.date.isoformat() if item.measured and item.measured.date else None))
+        m = item.measured
+        rows.append(SheetRow(section=item.section, item=item.item, value=m.value if m else item.value,
+                             unit=_unit(m.unit) if m else None, status=item.status,
+                             why=measured_why(m) if m else item.why, machine=m.machine.describe() if m else None,
+                             tool=m.tool if m else None, date=m.date.isoformat() if m else None))
     order = ("input", "preparation", "computation", "outputs", "dependencies")
     rows.sort(key=lambda r: order.index(r.section))
     count = {s: sum(r.status == s for r in rows) for s in ("known", "to_measure", "assumed", "measured", "derived")}
     return WorkloadSheet(rows=rows, **count)
 
 
-__all__ = ["ROWS", "SheetRow", "WorkloadSheet", "build_sheet", "check_field_keys", "check_statuses", "given_keys",
-           "measurement_pins"]
+def _unit(unit: str) -> Unit | None:
+    """The row unit when the measured unit is one the result schema names."""
+    from ..quantity import UNITS
+    return unit if unit in UNITS else None   # type: ignore[return-value]
+
+
+__all__ = ["KEY_PATHS", "KEY_UNITS", "ROWS", "SheetRow", "WorkloadSheet", "build_sheet", "check_field_keys",
+           "check_statuses", "given_keys", "measured_why"]

@@ -224,8 +224,13 @@ def check_offer(offer: Offer, req_doc: dict[str, Any], intake: dict[str, Any], r
     cost, basis = _cost(offer, used, time, service)
     lead = offer.lead_time
     from_order = None if time is None and not service else (lead or 0.0) + (time or 0.0)
+    left = (get_path(doc, "measured.left_behind") or []) if doc is not req_doc else []
+    remeasure = [OpenConfirmation(item="measurements on the offered hardware",
+                                  detail="the requirement's were taken on its own machine and are not applied here: "
+                                         + ", ".join(left) + "; measure them on the offer's")] if left else []
     return OfferCheck(id=offer.id, supplier=offer.supplier, system=system.id, accelerator=acc.id, count=offer.count,
-                      verdict=verdict, layers=layers, substitution=sub, open_confirmations=_open_confirmations(offer),
+                      verdict=verdict, layers=layers, substitution=sub,
+                      open_confirmations=_open_confirmations(offer) + remeasure,
                       time_to_result_s=time, lead_time_s=lead, time_from_order_s=from_order, cost_usd=cost,
                       cost_basis=basis)
 

@@ -184,6 +184,7 @@ def compile_generic(w: GenericWorkload, catalog: Catalog, trace: Trace) -> dict[
     target = w.target.time_to_result
     objective = {
         "model": w.model.name or "generic model", "mode": w.model.mode, "flops_per_sample": r.flops_per_sample,
+        "params": w.model.params,
         "samples": w.data.samples, "epochs": w.data.epochs, "sample_bytes": w.data.sample_size,
         "dataset_bytes": w.data.samples * w.data.sample_size, "total_samples": total,
         "total_flops": total * r.flops_per_sample, "time_to_result_s": pipeline.time_to_result_s,
@@ -197,7 +198,9 @@ def compile_generic(w: GenericWorkload, catalog: Catalog, trace: Trace) -> dict[
         "parallelism": {"tp": 1, "pp": 1, "dp": gpus, "ep": 1}, "precision": r.precision,
         "peak_flops_per_s": r.peak_flops, "gpu_efficiency": r.gpu_efficiency,
         "gpu_samples_per_s_per_gpu": r.gpu_samples_per_s, "cpu_cores_per_gpu": r.cores_per_gpu,
-        "batch_size_per_gpu": r.batch_size_per_gpu, "bottleneck": pipeline.binding_stage or "open"}
+        "decode_rate_per_core": r.decode_rate_per_core,
+        "batch_size_per_gpu": r.batch_size_per_gpu, "bottleneck": pipeline.binding_stage or "open",
+        "host_cpu": r.host_cpu}
     trace.derived("compute.nodes", compute["nodes"], "ceil(gpus / gpus_per_node)")
     sections: dict[str, Any] = {"objective": objective, "compute": compute, "pipeline": pipeline}
     if ev.storage is not None:

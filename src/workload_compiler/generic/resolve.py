@@ -12,6 +12,7 @@ from ..catalog.loader import Catalog, package_yaml
 from ..catalog.schema import Accelerator, System
 from ..errors import CatalogGap, InputError
 from ..intake.generic import GenericWorkload
+from ..intake.measured import cpu_key
 from ..perf.fitted import FITTED
 from ..provenance import Trace
 from ..spine.training_defaults import DEFAULT_ACCELERATOR
@@ -37,6 +38,7 @@ class GenericResolved:
     h2d_efficiency: float
     backward_share: float
     training: bool
+    host_cpu: str | None = None         # the nodes' host CPU model: given, else the catalog's
 
 
 def pipeline_data() -> dict[str, Any]:
@@ -115,13 +117,18 @@ def resolve_generic(w: GenericWorkload, catalog: Catalog, trace: Trace) -> Gener
         flops = trace.derived("objective.flops_per_sample", w.model.forward_flops_per_sample * mult,
                               "3 x forward FLOPs (backward = 2 x forward)" if training else "forward FLOPs")
     eff, gpu_rate = _gpu_rate(w, acc, peak, flops, trace)
+    host = _host_cpu(w, system, trace)
+    # Another host CPU than the catalog's: the catalog's core count is not this host's.
+    other_host = w.compute.host_cpu is not None and cpu_key(w.compute.host_cpu) != cpu_key(system.cpu)
     cores = p.cpu_cores_per_gpu
     if cores is not None:
         trace.given("compute.cpu_cores_per_gpu", cores)
-    elif system.cpu_cores_per_node and "pipeline.cpu_cores_per_gpu" not in _to_measure(w):
+    elif system.cpu_cores_per_node and "pipeline.cpu_cores_per_gpu" not in _to_measure(w) and not other_host:
         cores = trace.assumed("compute.cpu_cores_per_gpu", system.cpu_cores_per_node / system.gpus_per_node,
                               f"{system.cpu_cores_per_node} cores / {system.gpus_per_node} GPUs of {system.id}: "
                               + str(d["all_host_cores"]["why"]))
+    if p.decode_rate_per_core is not None:
+        trace.given("compute.decode_rate_per_core", p.decode_rate_per_core)
     if p.batch_size_per_gpu is not None:
         batch = trace.given("compute.batch_size_per_gpu", p.batch_size_per_gpu)
     else:
@@ -134,7 +141,15 @@ def resolve_generic(w: GenericWorkload, catalog: Catalog, trace: Trace) -> Gener
         gpu_efficiency=eff, gpu_samples_per_s=gpu_rate, cores_per_gpu=cores,
         decode_rate_per_core=p.decode_rate_per_core, device_bytes_per_sample=p.device_bytes_per_sample,
         batch_size_per_gpu=int(batch), h2d_efficiency=float(h2d["value"]),
-        backward_share=float(d["backward_share"]["value"]), training=training)
+        backward_share=float(d["backward_share"]["value"]), training=training, host_cpu=host)
+
+
+def _host_cpu(w: GenericWorkload, system: System, trace: Trace) -> str | None:
+    if w.compute.host_cpu is not None:
+        return str(trace.given("compute.host_cpu", w.compute.host_cpu))
+    if not system.cpu:
+        return None
+    return str(trace.derived("compute.host_cpu", system.cpu, f"the CPU of {system.id} in the catalog (systems.yaml)"))
 
 
 __all__ = ["GRADIENT_BYTES", "GenericResolved", "pipeline_data", "resolve_generic"]

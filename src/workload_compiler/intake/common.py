@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..arch.model import MlpKind
 from ..units import Count
 
-RecomputeMode = Literal["none", "selective", "full", "op_selective"]
+RecomputeMode = Literal["none", "selective", "full", "op_selective", "modules"]
 
 
 class Strict(BaseModel):
@@ -104,3 +104,14 @@ class ComputeIntake(Strict):
     gpus: int | None = Field(default=None, ge=1)
     max_gpus: int | None = Field(default=None, ge=1, description="a cap: the search stays at or below it")
     parallelism: ParallelismIntake = Field(default_factory=ParallelismIntake)
+
+
+class ClusterCompute(Strict):
+    """The compute pins of an archetype that sizes a GPU count without a parallel layout (HPC,
+    generic): every field optional, a field given is pinned."""
+
+    accelerator: str | None = None
+    system: str | None = None
+    gpus: int | None = Field(default=None, ge=1)
+    max_gpus: int | None = Field(default=None, ge=1, description="a cap: the sizing stays at or below it")
+

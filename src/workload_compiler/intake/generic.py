@@ -28,7 +28,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from ..units import Bytes, Count, PerSecond, Seconds
-from .common import Strict
+from .common import ClusterCompute, Strict
 from .infrastructure import InfrastructureIntake
 
 GenericPrecision = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
@@ -79,11 +79,13 @@ class GenericTarget(Strict):
     time_to_result: Seconds | None = Field(default=None, gt=0)
 
 
-class GenericCompute(Strict):
-    accelerator: str | None = None
-    system: str | None = None
-    gpus: int | None = Field(default=None, ge=1)
-    max_gpus: int | None = Field(default=None, ge=1, description="a cap: the sizing stays at or below it")
+class GenericCompute(ClusterCompute):
+    """accelerator, system, gpus, max_gpus (intake/common.py), and the nodes' host CPU."""
+
+    host_cpu: str | None = Field(
+        default=None, min_length=1,
+        description="the nodes' host CPU model as the OS reports it (lscpu 'Model name', what `wkc profile` "
+                    "records): a CPU measurement binds to it; default: the system's CPU as the catalog names it")
 
 
 class GenericWorkload(InfrastructureIntake):

@@ -15,7 +15,7 @@ from pydantic import ConfigDict, Field
 
 from ..hpc.classes import HaloTransport, HpcPrecision, SolverClass
 from ..units import Bytes, BytesPerSecond, Count, Seconds, parse_count, typed_as_text, validated_by
-from .common import Strict
+from .common import ClusterCompute, Strict
 from .cost import CostIntake
 from .infrastructure import InfrastructureIntake
 
@@ -86,11 +86,8 @@ class HpcIo(Strict):
     scratch_write_bandwidth_per_node: ByteRate | None = Field(default=None, gt=0)
 
 
-class HpcCompute(Strict):
-    accelerator: str | None = None
-    system: str | None = None
-    gpus: int | None = Field(default=None, ge=1)
-    max_gpus: int | None = Field(default=None, ge=1, description="a cap: the search stays at or below it")
+class HpcCompute(ClusterCompute):
+    """accelerator, system, gpus, max_gpus (intake/common.py): the search stays at or below max_gpus."""
 
 
 class HpcWorkload(InfrastructureIntake):

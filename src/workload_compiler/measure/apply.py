@@ -28,7 +28,8 @@ from ..intake.measured import MeasuredIntake, MeasuredValue
 from ..perf.layout import MeasuredRates
 from ..provenance import Source, Trace
 from ..spine.result import MeasuredEntry, MeasuredSection, SystemSpec
-from .fields import INFERENCE, TRAINING, MeasurableField, lookup
+from .fields import GENERIC, INFERENCE, TRAINING, MeasurableField, lookup
+from .machine_match import ref_id, refusal
 
 # Result paths each archetype computes from the rates a measurement replaces (step time and what
 # follows from it); they are marked measured when an applied measurement is read by that model.
@@ -40,6 +41,8 @@ DEPENDENTS: dict[str, tuple[str, ...]] = {
     "inference": ("inference.ttft_s", "inference.tpot_s", "inference.output_tokens_per_s_per_gpu",
                   "inference.batch_size", "inference.cost_per_million_tokens", "compute.gpus"),
     "hpc": ("hpc.time_per_step_s", "hpc.time_to_solution_s", "hpc.communication_s", "compute.gpus"),
+    "generic": ("pipeline.pipeline_samples_per_s", "pipeline.effective_samples_per_s", "pipeline.time_to_result_s",
+                "compute.gpus"),
 }
 TRAINING_GEMM_PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8"}   # mxfp8 / nvfp4: other kernels
 
@@ -78,19 +81,14 @@ def sized_machines(w: Any, catalog: Catalog) -> SizedMachines:
         accs, why = [catalog.system(c.system).accelerator], "the accelerator of compute.system"
     elif kind == INFERENCE:
         accs, why = list(DEFAULT_CANDIDATES), "no accelerator given: the serving search tries these"
-    else:
-        accs = [TRAINING_DEFAULT if kind == TRAINING else HPC_DEFAULT]
+    else:   # the generic archetype assumes the training default (generic/resolve.py)
+        accs = [TRAINING_DEFAULT if kind in (TRAINING, GENERIC) else HPC_DEFAULT]
         why = "no accelerator given: the archetype's assumed default"
     if c.system is not None:
         systems = [catalog.system(c.system).id]
     else:
         systems = [catalog.default_systems[a] for a in accs if a in catalog.default_systems]
     return SizedMachines(archetype=kind, accelerators=frozenset(accs), systems=frozenset(systems), why=why)
-
-
-def cpu_key(model: str) -> str:
-    """CPU models compare on case-folded, whitespace-collapsed text (exact otherwise: no patterns)."""
-    return " ".join(model.casefold().split())
 
 
 def entry(key: str, value: MeasuredValue, catalog: Catalog, origin: str) -> Entry:
@@ -105,15 +103,7 @@ def entry(key: str, value: MeasuredValue, catalog: Catalog, origin: str) -> Entr
     if not spec.low <= value.value <= spec.high:
         raise InputError(f"{where}.value", value.value,
                          f"{spec.low:g} to {spec.high:g} {spec.unit} (outside it is a unit slip or a failed run)")
-    try:
-        if spec.kind == "accelerator":
-            machine_id = catalog.accelerator(value.machine.id).id
-        elif spec.kind == "node":
-            machine_id = catalog.system(value.machine.id).id
-        else:
-            machine_id = cpu_key(value.machine.id)
-    except InputError as exc:
-        raise InputError(f"{where}.machine.id", value.machine.id, exc.allowed) from None
+    machine_id = ref_id(value.machine, catalog, where)
     return Entry(key=key, spec=spec, choice=choice, value=value, machine_id=machine_id, origin=origin)
 
 
@@ -124,11 +114,8 @@ def check_sized(e: Entry, sized: SizedMachines) -> None:
     pool = sized.accelerators if e.spec.kind == "accelerator" else sized.systems
     if e.machine_id in pool:
         return
-    raise InputError(
-        f"measured.values.{e.key}", f"measured on {e.spec.kind} {e.machine_id}",
-        f"a measurement of the {e.spec.kind} this intake sizes: {', '.join(sorted(pool)) or 'none'} ({sized.why}). "
-        "A value measured on one machine is never applied to another (seed 003: do not fill missing "
-        f"fields with a benchmark from an unrelated machine); remove it, or size {e.machine_id}")
+    raise refusal(f"measured.values.{e.key}", e.value.machine, e.machine_id, ', '.join(sorted(pool)) or 'none',
+                  sized.why)
 
 
 def rates(entries: list[Entry]) -> dict[tuple[str, str], MeasuredRates]:

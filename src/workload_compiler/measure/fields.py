@@ -8,7 +8,7 @@ property of one machine and the tool measures that property directly.
   HBM fractions (perf/efficiency.py, inference/fitted.py, hpc/fitted.py) for that accelerator.
 - NCCL bus bandwidth inside the scale-up domain and across nodes is a property of the node type
   (NVSwitch generation, NICs per GPU, PCIe layout); it replaces NVLINK_EFFICIENCY / NIC_EFFICIENCY
-  x line rate (perf/collectives.py) for that system.
+  x line rate (perf/collectives.py) for that system (the generic pipeline's gradient all-reduce too).
 - The profiling exercise (`wkc profile`) measures the host it runs on: one process reading the data
   set's files, parsing them, doing NumPy arithmetic. These are the workload sheet's data-path numbers
   for that CPU model. No input of the transformer training, inference or HPC models is a CPU rate,
@@ -26,7 +26,7 @@ from ..intake.measured import MachineKind
 
 GEMM_PRECISIONS = ("bf16", "fp16", "fp8")       # what `wkc calibrate` times (torch.matmul, torch._scaled_mm)
 PARSE_FORMATS = ("json", "csv", "image")        # what `wkc profile` parses
-TRAINING, INFERENCE, HPC = "training", "inference", "hpc"
+TRAINING, INFERENCE, HPC, GENERIC = "training", "inference", "hpc", "generic"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,11 +56,11 @@ FIELDS: tuple[MeasurableField, ...] = (
     MeasurableField(key="fabric.scale_up_busbw_bytes_per_s.{choice}", unit="B/s", kind="node",
                     choices=("all_reduce", "all_to_all"),
                     replaces="perf/collectives.py NVLINK_EFFICIENCY x per-GPU scale-up bandwidth, this collective",
-                    read_by=frozenset({TRAINING, INFERENCE}), low=1e8, high=1e13),
+                    read_by=frozenset({TRAINING, INFERENCE, GENERIC}), low=1e8, high=1e13),
     MeasurableField(key="fabric.scale_out_busbw_bytes_per_s.{choice}", unit="B/s", kind="node",
                     choices=("all_reduce", "all_to_all"),
                     replaces="perf/collectives.py NIC_EFFICIENCY x per-GPU NIC line rate, this collective",
-                    read_by=frozenset({TRAINING, INFERENCE}), low=1e7, high=1e12),
+                    read_by=frozenset({TRAINING, INFERENCE, GENERIC}), low=1e7, high=1e12),
     MeasurableField(key="host.read_bytes_per_s", unit="B/s", kind="cpu",
                     replaces="nothing in these models: the workload sheet's storage read of this host",
                     read_by=frozenset(), low=1e3, high=1e12),

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from ..spine.doc import Doc
 from .node_read import NodeReport
 from .node_readiness import NodeCheck
 
@@ -61,9 +62,7 @@ KEYS: tuple[tuple[str, Getter, str], ...] = (
 )
 
 
-class Difference(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class Difference(Doc):
     key: str
     why: str
     values: dict[str, list[str]] = Field(description="value -> hosts")
@@ -71,9 +70,7 @@ class Difference(BaseModel):
     outliers: list[str]
 
 
-class FleetReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class FleetReport(Doc):
     nodes: list[str]
     differences: list[Difference]
     identical: dict[str, str]

@@ -11,17 +11,14 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from ..intake.measured import MachineRef
+from ..spine.doc import Doc
 from .linux import mount_of, parse_cpuinfo, parse_meminfo, parse_mounts, parse_os_release
 
 Reader = Callable[[str], str | None]   # absolute path -> its text, or None when it cannot be read
 
 
-class StorageInfo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class StorageInfo(Doc):
     path: str
     mountpoint: str | None = None
     filesystem: str | None = None
@@ -30,9 +27,7 @@ class StorageInfo(BaseModel):
     rotational: bool | None = None
 
 
-class MachineInfo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class MachineInfo(Doc):
     hostname: str
     cpu_model: str
     sockets: int

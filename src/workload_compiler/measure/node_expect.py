@@ -3,6 +3,8 @@ layer, and the node type's GPUs, NICs and NIC rate from the catalog system it si
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..catalog.loader import Catalog
 from ..software import software_data
 from ..spine.result import SystemSpec
@@ -39,4 +41,17 @@ def spec_expectations(spec: SystemSpec, catalog: Catalog, label: str) -> Expecta
         vendor=VENDORS.get(acc.vendor.strip().lower()), accelerator=acc.id, gpus_per_node=system.gpus_per_node,
         nics_per_node=system.scale_out_nics_per_node or None,
         nic_bits_per_s=system.scale_out_nic_bits_per_s or None, transport=transport, multi_node=nodes > 1,
-        gpudirect_storage="gpudirect_storage" in ids, collective_target=collective)
+        gpudirect_storage="gpudirect_storage" in ids, collective_target=collective, acceptance=_targets(software))
+
+
+def _targets(software: dict[str, Any]) -> dict[str, list[str]]:
+    """The acceptance targets the compile gave each readiness check (engagement/acceptance.py)."""
+    from ..report.engagement_tables import fmt
+    out: dict[str, list[str]] = {}
+    for item in software.get("readiness", []):
+        lines = [" ".join(str(x) for x in (t["test"], t.get("tier"), t.get("precision"),
+                                           f"at {fmt(t['message_bytes'], 'B')}" if t.get("message_bytes") else None)
+                          if x) + f" >= {fmt(t['expected'], t['unit'])}" for t in item.get("acceptance") or []]
+        if lines:
+            out[str(item["id"])] = lines
+    return out

@@ -13,8 +13,9 @@ import contextlib
 import json
 import re
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from ..spine.doc import Doc
 from .linux import (
     parse_cmdline,
     parse_cpuinfo,
@@ -40,17 +41,14 @@ CMDLINE_KEYS = ("iommu", "intel_iommu", "amd_iommu", "pci", "pcie_aspm", "pcie_a
 KERNEL_NET_NAME = re.compile(r"^(eth|ib)\d+$")    # kernel enumeration-order names (not predictable names)
 
 
-class _M(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
-
-class NumaNode(_M):
+class NumaNode(Doc):
     id: int
     cpus: list[int]
     memory_bytes: float | None = None
 
 
-class Gpu(_M):
+class Gpu(Doc):
     pci: str
     vendor: str
     device_id: str
@@ -61,14 +59,14 @@ class Gpu(_M):
     link_degraded: bool = False
 
 
-class RdmaPort(_M):
+class RdmaPort(Doc):
     port: int
     state: str
     rate_bits_per_s: float | None
     link_layer: str | None
 
 
-class Nic(_M):
+class Nic(Doc):
     pci: str
     vendor: str
     kind: str                          # ethernet | infiniband (PCI class)
@@ -81,7 +79,7 @@ class Nic(_M):
     link_degraded: bool = False
 
 
-class NodeReport(_M):
+class NodeReport(Doc):
     hostname: str
     collected_at: str
     source: str

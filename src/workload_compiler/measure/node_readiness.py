@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from ..spine.doc import Doc
 from .node_read import NodeReport
 
 Status = Literal["pass", "fail", "not applicable here"]
@@ -24,11 +25,8 @@ SCHEMA = "wkc-node-check/1"
 LINK_LAYER = {"infiniband": "InfiniBand", "roce": "Ethernet", "ethernet": "Ethernet"}
 
 
-class _M(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
-
-class Expectations(_M):
+class Expectations(Doc):
     """What the sized spec asks of one node; None where nothing was sized (presence is checked)."""
 
     source: str
@@ -42,15 +40,17 @@ class Expectations(_M):
     multi_node: bool = True
     gpudirect_storage: bool = False
     collective_target: str | None = None
+    acceptance: dict[str, list[str]] = Field(
+        default_factory=dict, description="readiness check id -> the sized spec's acceptance targets for it")
 
 
-class Finding(_M):
+class Finding(Doc):
     check: str
     status: Status
     detail: str
 
 
-class ItemResult(_M):
+class ItemResult(Doc):
     id: str
     status: Status
     why: str
@@ -58,7 +58,7 @@ class ItemResult(_M):
     origin: Literal["spec checklist", "node-check"] = "spec checklist"
 
 
-class NodeCheck(_M):
+class NodeCheck(Doc):
     schema_: str = Field(default=SCHEMA, alias="schema")
     report: NodeReport
     expectations: Expectations
@@ -270,6 +270,8 @@ def _not_here(item_id: str, e: Expectations) -> ItemResult:
                                 + (f"; the checklist asks: {e.collective_target}" if e.collective_target else ""),
             "gpu_diagnostics": "node-check reads configuration; it runs no GPU diagnostics: run the vendor "
                                "diagnostics (DCGM: dcgmi diag -r 3)"}.get(item_id, "no node-level reading for it")
+    if e.acceptance.get(item_id):
+        text += "; pass when: " + "; ".join(e.acceptance[item_id])
     return _item(item_id, [], na_why=text)
 
 

@@ -11,7 +11,9 @@ import glob
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from ..spine.doc import Doc
 
 SNAPSHOT_SCHEMA = "wkc-node-snapshot/1"
 MAX_FILE_BYTES = 256 * 1024
@@ -45,9 +47,7 @@ LISTINGS = ("/dev/disk/by-id", "/dev/disk/by-path", "/etc/udev/rules.d", "/etc/s
 LISTED_PREFIXES = ("libnccl.so", "librccl.so", "libcudart.so", "libibverbs.so", "libmlx5.so")
 
 
-class NodeSnapshot(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class NodeSnapshot(Doc):
     schema_: str = Field(default=SNAPSHOT_SCHEMA, alias="schema")
     collected_at: str
     source: str = Field(description="where it was taken: 'live' or a note (fixtures say 'synthetic')")

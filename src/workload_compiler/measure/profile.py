@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ..intake.measured import MeasuredValue
-from .dataset import DataFiles, compute, drop_cache, parse, read_files
+from ..spine.doc import Doc
+from .dataset import DataFiles, compute, drop_cache, parse, read_files, weights_for
 from .machine import MachineInfo
 
 SCHEMA = "wkc-profile/1"
@@ -32,11 +33,8 @@ DOES_NOT_PREDICT = (
 Stage = Literal["read", "parse", "compute"]
 
 
-class Spread(BaseModel):
+class Spread(Doc):
     """Statistics of one timed stage over the repeats, in seconds."""
-
-    model_config = ConfigDict(extra="forbid")
-
     median_s: float
     mean_s: float
     stdev_s: float
@@ -56,9 +54,7 @@ class Spread(BaseModel):
         return self.stdev_s / self.median_s if self.median_s > 0 else 0.0
 
 
-class StageResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class StageResult(Doc):
     format: str
     stage: Stage
     time: Spread
@@ -68,18 +64,14 @@ class StageResult(BaseModel):
     rate_unit: Literal["B/s", "records/s", "FLOP/s"]
 
 
-class DatasetInfo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DatasetInfo(Doc):
     source: Literal["generated", "input"]
     root: str
     seed: int | None
     formats: dict[str, dict[str, float]] = Field(description="format -> files, bytes, records")
 
 
-class ProfileResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ProfileResult(Doc):
     schema_: str = Field(default=SCHEMA, alias="schema")
     date: dt.date
     tool: str
@@ -107,8 +99,11 @@ def run_profile(files: list[DataFiles], machine: MachineInfo, *, repeats: int, d
     work: dict[tuple[str, str], float] = {}
     dropped = True
     warm: dict[str, float] = {}
+    weights = {}
     for f in files:   # one untimed pass: first-touch costs (BLAS threads, page faults, imports) stay out
-        compute(parse(f.fmt, read_files(f.paths)), rng)
+        records = parse(f.fmt, read_files(f.paths))
+        weights[f.fmt] = weights_for(records, rng)
+        compute(records, rng, weights[f.fmt])
     for r in range(repeats):
         for f in files:
             dropped = drop_cache(f.paths) and dropped
@@ -117,7 +112,7 @@ def run_profile(files: list[DataFiles], machine: MachineInfo, *, repeats: int, d
             t1 = time.perf_counter()
             records = parse(f.fmt, blobs)
             t2 = time.perf_counter()
-            flops = compute(records, rng)
+            flops = compute(records, rng, weights[f.fmt])
             t3 = time.perf_counter()
             for stage, seconds in (("read", t1 - t0), ("parse", t2 - t1), ("compute", t3 - t2)):
                 samples.setdefault((f.fmt, stage), []).append(seconds)

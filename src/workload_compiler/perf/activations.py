@@ -51,9 +51,13 @@ from typing import Literal
 from ..arch.model import ModelArch
 
 Sharding = Literal["replicated", "tp", "score", "expert_in", "expert_hidden"]
-Policy = Literal["none", "attention_core", "op_sac", "full"]
-POLICIES: tuple[Policy, ...] = ("none", "attention_core", "op_sac", "full")
-LAYOUT_POLICIES: dict[int, Policy] = {0: "none", 1: "attention_core", 2: "full", 3: "op_sac"}
+Policy = Literal["none", "attention_core", "op_sac", "full", "modules"]
+POLICIES: tuple[Policy, ...] = ("none", "attention_core", "op_sac", "full", "modules")
+LAYOUT_POLICIES: dict[int, Policy] = {0: "none", 1: "attention_core", 2: "full", 3: "op_sac", 4: "modules"}
+# Megatron-Core --recompute-modules layernorm moe_act (transformer_config.py recompute_modules): the
+# norms' outputs (the inputs of the linear layers after them) and the activation functions' outputs
+# are dropped after forward and recomputed from the tensors kept; the dispatched expert inputs stay.
+MODULE_RECOMPUTED = ("attn_linear_in", "mlp_linear_in", "q_up_in", "kv_up_in")
 
 ACT_BYTES = 2.0          # bf16 activations (FP8 recipes also keep most saved activations in 16 bit)
 MASK_BYTES = 1.0         # dropout masks are uint8 (Korthikanti §4.1)
@@ -201,6 +205,8 @@ def policy_tensors(a: ModelArch, policy: Policy, *, moe_layer: bool, flash: bool
         return [x for x in stored if x.group != "attn_core"]
     if policy == "full":
         return [x for x in stored if x.group == "layer_in"]
+    if policy == "modules":
+        return [x for x in stored if x.name not in MODULE_RECOMPUTED and x.group != "act"]
     if policy == "op_sac":
         # torchtitan's op policy: MUST_SAVE for mm (except every second one), the SDPA kernel
         # outputs (attention output + log-sum-exp); the checkpoint keeps its input.
@@ -248,9 +254,10 @@ def layer_activations(a: ModelArch, *, moe_layer: bool, flash: bool = True,
               for p in POLICIES}
     everything = coefficients(full_set)
     core = coefficients([x for x in full_set if x.group == "attn_core"])
+    modules = coefficients([x for x in full_set if x.name in MODULE_RECOMPUTED or x.group == "act"])
     recomputed: dict[Policy, ActivationCoefficients] = {
         "none": ActivationCoefficients(), "attention_core": core,
-        "op_sac": everything, "full": everything}
+        "op_sac": everything, "full": everything, "modules": modules}
     grads = coefficients([x for x in full_set if x.group in ("mlp_hidden", "act")])
     return LayerActivations(stored=stored, recomputed=recomputed, gradients=grads)
 

@@ -21,7 +21,9 @@ FloatArray = npt.NDArray[np.float64]
 
 # selective = Megatron's attention-core recompute (Korthikanti et al. 2022); op_selective = PyTorch
 # per-op selective checkpointing as torchtitan configures it (every second matmul recomputed).
-RECOMPUTE_CODES: dict[str, int] = {"none": 0, "selective": 1, "full": 2, "op_selective": 3}
+# modules = Megatron-Core's module-level selective recompute (--recompute-modules layernorm moe_act):
+# the norms' outputs and the activation functions' outputs are recomputed, no GEMM runs again.
+RECOMPUTE_CODES: dict[str, int] = {"none": 0, "selective": 1, "full": 2, "op_selective": 3, "modules": 4}
 RECOMPUTE_NAMES: dict[int, str] = {v: k for k, v in RECOMPUTE_CODES.items()}
 STAGE_FIELDS = ("first_layers", "mid_layers", "last_layers", "mid_mtp")
 # Training precisions -> the tensor-core peak their GEMMs run at. fp8 is per-tensor scaling (delayed

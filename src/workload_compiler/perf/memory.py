@@ -53,7 +53,7 @@ def _validate(setup: TrainingSetup, layout: Layout) -> None:
         low = int(np.min(getattr(layout, name)))
         if low < 1:
             raise InputError(f"layout.{name}", low, "integers >= 1")
-    for name, top, allowed in (("recompute", 3, "0, 1, 2 or 3"), ("zero", 3, "0, 1, 2 or 3")):
+    for name, top, allowed in (("recompute", 4, "0, 1, 2, 3 or 4"), ("zero", 3, "0, 1, 2 or 3")):
         v = getattr(layout, name)
         low, high = int(np.min(v)), int(np.max(v))
         if low < 0 or high > top:

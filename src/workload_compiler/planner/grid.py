@@ -138,7 +138,9 @@ def build_space(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
                 pins: ParallelismIntake | None = None) -> Space:
     """The candidate axes for `gpus` GPUs (see the module docstring)."""
     p = pins or ParallelismIntake()
-    recompute = (sorted(RECOMPUTE_CODES.values()) if p.recompute is None
+    # the framework's own modes and ZeRO stages (catalog/data/frameworks.yaml), unless pinned
+    fw = setup.framework
+    recompute = ([c for c in sorted(RECOMPUTE_CODES.values()) if c in fw.recompute_modes] if p.recompute is None
                  else [RECOMPUTE_CODES[p.recompute]])
     moe = arch.is_moe
     pinned_split = stage_pin(p, arch)
@@ -162,7 +164,7 @@ def build_space(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
         vp=vp,
         mbs=_axis(p.micro_batch_size, _powers_of_two(setup.global_batch_size)),
         recompute=np.asarray(recompute, dtype=np.int64),
-        zero=_axis(p.zero_stage, [0, 1, 2, 3]),
+        zero=_axis(p.zero_stage, [z for z in (0, 1, 2, 3) if z in fw.zero_stages]),
         ep=_axis(p.ep, divisors(arch.moe_experts) if moe else [1]),
         etp=_axis(p.etp, _powers_of_two(hw.scale_up_domain_gpus) if moe else [1]),
         split=split,

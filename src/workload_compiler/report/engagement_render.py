@@ -11,11 +11,17 @@ from rich.text import Text
 from ..spine.result import SystemSpec
 from .engagement_tables import Table, engagement_tables
 
+SHORT_COLUMN = 14   # a column whose cells all fit in this many characters keeps its width
+
 
 def _rich(table: Table) -> Group:
+    """Short columns (ids, statuses, numbers) keep their width, so the text columns (why, answer,
+    question) get the rest of an 80-column terminal instead of all columns shrinking alike."""
+    widest = [max([len(row[i]) for row in table.rows if i < len(row)] + [len(col)])
+              for i, col in enumerate(table.header)]
     t = RichTable(show_header=True, header_style="bold", expand=False)
-    for col in table.header:
-        t.add_column(col, overflow="fold")
+    for col, w in zip(table.header, widest, strict=True):
+        t.add_column(col, overflow="fold", no_wrap=w <= SHORT_COLUMN)
     for row in table.rows:
         t.add_row(*(Text(cell) for cell in row))
     return Group(*(Text(line) for line in table.lines), t)

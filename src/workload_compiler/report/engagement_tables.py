@@ -72,8 +72,14 @@ def sheet_table(spec: SystemSpec) -> Table | None:
             return f"{r.why or ''}; measure on {r.measure_on}" if r.measure_on else (r.why or "")
         return r.machine or r.why or ""
 
-    rows = [[r.section, r.item, fmt(r.value, r.unit), r.status, note(r)] for r in s.rows]
-    return Table("Workload sheet", ["section", "item", "value", "status", "why / machine"], rows, [
+    rows: list[list[str]] = []
+    section = ""
+    for r in s.rows:   # the article's sections as headings inside the table, not a column of repeats
+        if r.section != section:
+            section = r.section
+            rows.append([section.upper(), "", "", ""])
+        rows.append([r.item, fmt(r.value, r.unit), r.status, note(r)])
+    return Table("Workload sheet", ["item", "value", "status", "why / machine"], rows, [
         f"{s.known} known, {s.to_measure} to measure, {s.assumed} assumed, {s.measured} measured, "
         f"{s.derived} derived. {s.rule}"])
 
@@ -156,18 +162,18 @@ def acceptance_table(spec: SystemSpec) -> Table | None:
     a = spec.acceptance
     if a is None:
         return None
+    sources = list(dict.fromkeys(t.fraction_source for t in a.targets))   # numbered in table order
     rows = [[t.test, t.tier or "", fmt(t.message_bytes, "B") if t.message_bytes else (t.precision or ""),
              fmt(t.expected, t.unit), fmt(t.fraction_of_peak, "1") if t.fraction_of_peak is not None else "—",
-             t.tool] for t in a.targets]
-    sources = sorted({t.fraction_source for t in a.targets})
+             t.tool, f"[{sources.index(t.fraction_source) + 1}]"] for t in a.targets]
     checks: dict[str, int] = {}
     for t in a.targets:
         if t.readiness_check:
             checks[t.readiness_check] = checks.get(t.readiness_check, 0) + 1
     numbered = ", ".join(f"{k} ({v})" for k, v in checks.items())
-    return Table("Acceptance targets", ["test", "tier", "size / precision", "expected", "of peak", "tool"], rows,
-                 [a.note, f"Node-readiness checks these give numbers to: {numbered}.",
-                  *(f"source: {s}" for s in sources)])
+    return Table("Acceptance targets", ["test", "tier", "size / precision", "expected", "of peak", "tool", "src"],
+                 rows, [a.note, f"Node-readiness checks these give numbers to: {numbered}.",
+                        *(f"[{i}] {src}" for i, src in enumerate(sources, 1))])
 
 
 def mig_table(spec: SystemSpec) -> Table | None:

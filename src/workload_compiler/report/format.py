@@ -23,6 +23,15 @@ LAYER_TITLES = {
     "software": "5 · Software & access",
     "facility": "6 · Facility",
 }
+# Keys of a layer that a section of their own renders in full (shown once, not twice).
+SHOWN_ELSEWHERE = {"software": frozenset({"boundary"})}   # operating_boundary, boundary_register
+
+
+def layer_data(doc: dict[str, Any], name: str) -> Any:
+    """The layer's dump without the keys a section of their own renders."""
+    data = doc.get(name)
+    skip = SHOWN_ELSEWHERE.get(name)
+    return {k: v for k, v in data.items() if k not in skip} if isinstance(data, dict) and skip else data
 
 
 def _si(value: float, unit: str) -> str:
@@ -48,11 +57,11 @@ def format_value(key: str, value: Any) -> str:
             return f"{_si(v, 'b/s')}"
         if key.endswith("_bytes") or "_bytes_per_" in key:
             return format_bytes(v)
-        if key.endswith("_flops") or key == "total_flops":
+        if key.endswith(("_flops", "flops_per_sample")) or key == "total_flops":
             return f"{v:.3e} FLOP"
         if key.endswith("_flops_per_s"):
             return _si(v, "FLOP/s")
-        if "_per_s" in key:
+        if key.endswith("_per_s") or "_per_s_" in key:   # not _per_sample
             return f"{v:,.4g}/s" if v < 1e4 else f"{format_count(v)}/s"
         if key.endswith("_s"):
             return format_duration(v)

@@ -6,8 +6,9 @@ from typing import Any
 
 from ..spine.result import SystemSpec
 from .engagement_render import engagement_markdown
-from .format import LAYER_TITLES, format_value
+from .format import LAYER_TITLES, format_value, layer_data
 from .sizing_view import markdown_sections
+from .uncertainty_view import markdown_uncertainty
 
 
 def _flatten(prefix: str, data: dict[str, Any]) -> list[tuple[str, str, Any]]:
@@ -27,8 +28,9 @@ def render_markdown(spec: SystemSpec) -> str:
     doc = spec.model_dump(mode="json")
     out = [f"# {spec.name or spec.kind}", "",
            f"Kind: {spec.kind}. Feasible: {'yes' if spec.feasible else 'no — ' + str(spec.binding_constraint)}.", ""]
+    out += markdown_uncertainty(spec)
     for name, heading in LAYER_TITLES.items():
-        data = doc.get(name)
+        data = layer_data(doc, name)
         if not data:
             continue
         out += [f"## {heading}", "", "| value | | source |", "|---|---|---|"]

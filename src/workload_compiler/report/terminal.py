@@ -11,8 +11,9 @@ from rich.text import Text
 
 from ..spine.result import SearchSummary, SystemSpec
 from .engagement_render import render_engagement
-from .format import LAYER_TITLES, format_value
+from .format import LAYER_TITLES, format_value, layer_data
 from .sizing_view import terminal_alternatives, terminal_collisions, terminal_cost, terminal_sensitivity
+from .uncertainty_view import terminal_uncertainty
 
 _MARK = {"given": "[green]given[/]", "assumed": "[yellow]assumed[/]", "derived": "[cyan]derived[/]",
          "measured": "[magenta]measured[/]"}
@@ -50,9 +51,12 @@ def render(spec: SystemSpec, console: Console) -> None:
     title = spec.name or f"{spec.kind} workload"
     status = "[green]feasible[/]" if spec.feasible else f"[red]infeasible[/] — {spec.binding_constraint}"
     console.print(Panel(f"[bold]{title}[/]  ({spec.kind})  {status}", expand=False))
+    bands = terminal_uncertainty(spec)
+    if bands is not None:
+        console.print(bands)
     doc = spec.model_dump(mode="json")
     for name, heading in LAYER_TITLES.items():
-        data = doc.get(name)
+        data = layer_data(doc, name)
         if data:
             console.print(Panel(layer_table(name, data, spec), title=heading, title_align="left"))
     if isinstance(spec.search, SearchSummary):

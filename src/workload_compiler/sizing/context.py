@@ -135,26 +135,11 @@ class Context:
 def other_machines(data: dict[str, Any], pins: dict[str, Any], accelerator: str | None,
                    system: str | None) -> tuple[dict[str, Any], list[str]]:
     """A variant on another accelerator or node type than the baseline's (`accelerator`, `system`)
-    keeps only the measured values of its own machine: a measurement is never applied to a machine
-    it was not taken on (measure/apply.py would refuse it); the baseline's stay with the baseline."""
-    values = (data.get("measured") or {}).get("values") or {}
-    acc = pins.get("compute.accelerator")
-    new_acc = acc is not None and acc != accelerator
-    new_node = ("compute.system" in pins and pins["compute.system"] != system) or new_acc
-    if not values or not (new_acc or new_node):
-        return data, []
-    keep, dropped = {}, []
-    for key, v in values.items():
-        machine = (v or {}).get("machine") or {}
-        kind, mid = machine.get("kind"), machine.get("id")
-        other = (kind == "accelerator" and new_acc and mid != acc) or (
-            kind == "node" and new_node and mid != pins.get("compute.system")) or (kind == "cpu" and new_node)
-        if other:
-            dropped.append(f"{key} ({kind} {mid})")
-        else:
-            keep[key] = v
-    data["measured"]["values"] = keep
-    return data, dropped
+    keeps only the measured values of its own machine, in the `measured` block and on the sheet: a
+    measurement is never applied to a machine it was not taken on; the baseline's stay with the
+    baseline (the one rule: engagement/measurement.py `leave_other_machines`)."""
+    from ..engagement.measurement import leave_other_machines
+    return leave_other_machines(data, pins, accelerator, system)
 
 
 def _reason(exc: Exception) -> str:

@@ -145,6 +145,17 @@ class MeasuredSection(Doc):
     sized_accelerators: list[str] = Field(default_factory=list)
     sized_systems: list[str] = Field(default_factory=list)
     sized_why: str = ""
+    left_behind: list[str] = Field(
+        default_factory=list, description="a recompile on another machine: the baseline's measured values not applied")
+
+
+class Band(Doc):
+    """The range the true value lay in for held-out runs of this kind; low/high None = not validated."""
+
+    low: float | None = Field(default=None, description="lower end, in the unit of the number it qualifies")
+    high: float | None = Field(default=None, description="upper end, in the unit of the number it qualifies")
+    basis: str = Field(description="what the band rests on: the kind, how many held-out runs, their error")
+
 
 
 class SystemSpec(Doc):
@@ -177,6 +188,9 @@ class SystemSpec(Doc):
         default=None, description="tornado over the assumed values (wkc sensitivity, compile --sensitivity)")
     measured: MeasuredSection | None = Field(default=None, description="measurements, bound to their machines")
     pins: dict[str, Any] = Field(default_factory=dict, description="the pins (dotted intake keys) applied by recompile")
+    uncertainty: dict[str, Band] = Field(
+        default_factory=dict, description="a band on each headline number (dotted result path -> low, high, basis) "
+        "from the models' held-out error on published runs of the same kind (spine/uncertainty.py)")
     intake: dict[str, Any] | None = Field(
         default=None, description="the validated intake this spec was compiled from (pins applied); "
                                   "recompile(spec, pins) starts from it")

@@ -17,20 +17,11 @@ import math
 import re
 from typing import Any
 
-from pydantic import Field
-
 from ..catalog.loader import package_yaml
-from .result import Doc
+from .result import Band, SystemSpec
 
 TABLE = "uncertainty.yaml"
-
-
-class Band(Doc):
-    """The range the true value lay in for held-out runs of this kind; low/high None = not validated."""
-
-    low: float | None = Field(default=None, description="lower end, in the unit of the number it qualifies")
-    high: float | None = Field(default=None, description="upper end, in the unit of the number it qualifies")
-    basis: str = Field(description="what the band rests on: the kind, how many held-out runs, their error")
+MIN_RUNS = 3      # fewer held-out runs of a kind than this give no band (one run is not a spread)
 
 
 def generation(architecture: str) -> str:
@@ -61,7 +52,7 @@ def error_range(section: str, kind: str) -> tuple[float, float, str] | None:
     """(e_low, e_high, basis) of a kind in a table section, or None when no run of the kind was validated."""
     sec = _section(section)
     entry = (sec.get("kinds") or {}).get(kind)
-    if not entry:
+    if not entry or int(entry["n"]) < MIN_RUNS:
         return None
     lo, hi = float(entry["low"]), float(entry["high"])
     how = "10th-90th percentile" if int(entry["n"]) >= 10 else "smallest to largest error"
@@ -71,7 +62,11 @@ def error_range(section: str, kind: str) -> tuple[float, float, str] | None:
 
 
 def not_validated(section: str, kind: str) -> Band:
-    what = _section(section).get("quantity", section)
+    sec = _section(section)
+    what = sec.get("quantity", section)
+    n = int(((sec.get("kinds") or {}).get(kind) or {}).get("n", 0))
+    if n:
+        return Band(basis=f"only {n} published {kind} run(s) held out for {what}: too few for a band")
     return Band(basis=f"no published {kind} run was validated for {what}: no band, the number is unchecked")
 
 
@@ -109,5 +104,57 @@ def count_band(value: float, section: str, kind: str, step: int) -> Band:
                 basis=b.basis)
 
 
+def _get(layer: Any, key: str) -> Any:
+    if layer is None:
+        return None
+    return layer.get(key) if isinstance(layer, dict) else getattr(layer, key, None)
+
+
+def _moe(objective: Any) -> bool:
+    params, active = _get(objective, "params"), _get(objective, "active_params")
+    return bool(params and active and active < 0.99 * params)
+
+
+def spec_uncertainty(spec: SystemSpec, architecture: str) -> dict[str, Band]:
+    """The bands of a compiled spec's headline numbers, by the kind of its case. `architecture` is
+    the catalog's text for the accelerator (its generation is the first word)."""
+    out: dict[str, Band] = {}
+    moe = _moe(spec.objective)
+    if spec.kind == "training" and spec.compute is not None and _get(spec.compute, "step_time_s") is not None:
+        kind = case_kind(architecture, moe, str(_get(spec.objective, "precision") or "bf16"))
+        step = "training_step_time"
+        for key, layer, band in (("step_time_s", spec.compute, time_band), ("tokens_per_s", spec.compute, rate_band),
+                                 ("tokens_per_s_per_gpu", spec.compute, rate_band),
+                                 ("time_to_train_s", spec.objective, time_band),
+                                 ("goodput_adjusted_time_to_train_s", spec.objective, time_band)):
+            value = _get(layer, key)
+            if isinstance(value, (int, float)):
+                out[f"{'compute' if layer is spec.compute else 'objective'}.{key}"] = band(float(value), step, kind)
+        memory = _get(spec.compute, "memory_per_gpu_bytes")
+        if isinstance(memory, (int, float)):
+            out["compute.memory_per_gpu_bytes"] = time_band(float(memory), "training_memory", kind)
+        node = int(_get(spec.compute, "gpus_per_node") or 1)
+        needed = _get(spec.objective, "gpus_for_target")
+        if isinstance(needed, (int, float)) and needed > 0:
+            out["objective.gpus_for_target"] = count_band(float(needed), step, kind, node)
+        chosen = spec.provenance.get("compute.gpus")
+        if chosen is not None and "meets target" in (chosen.formula or ""):     # sized for the deadline
+            out["compute.gpus"] = count_band(float(_get(spec.compute, "gpus")), step, kind, node)
+    if spec.kind == "inference" and spec.inference is not None:
+        weights = str(_get(spec.inference, "weights") or _get(spec.compute, "gemm_precision") or "bf16")
+        kind = case_kind(architecture, moe, weights)
+        for key in ("output_tokens_per_s_per_gpu", "output_tokens_per_s"):
+            value = _get(spec.inference, key)
+            if isinstance(value, (int, float)):
+                out[f"inference.{key}"] = rate_band(float(value), "inference_throughput", kind)
+        for key in ("ttft_s", "tpot_s"):
+            value = _get(spec.inference, key)
+            if isinstance(value, (int, float)):
+                out[f"inference.{key}"] = Band(basis=f"no published {key.split('_')[0].upper()} of any kind was "
+                                                     "validated (the calibration rows are offline throughput): "
+                                                     "no band, the number is unchecked")
+    return out
+
+
 __all__ = ["Band", "case_kind", "count_band", "error_range", "generation", "not_validated", "precision_class",
-           "rate_band", "time_band"]
+           "rate_band", "spec_uncertainty", "time_band"]

@@ -106,8 +106,9 @@ def _model(rec: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     if not m.get("vocab"):
         notes.append(f"vocab {vocab} ({fam.get('why')})")
     out["vocab_size"] = int(vocab)
-    if "mlp" in fam:
-        out["mlp"] = fam["mlp"]
+    for key in ("mlp", "tied_embeddings"):
+        if key in fam:
+            out[key] = fam[key]
     if m.get("arch") == "moe":
         raise NotCompiled("MoE architecture without a catalog preset (expert sizes not stated)")
     return out
@@ -206,7 +207,8 @@ def record_intake(rec: dict[str, Any]) -> RecordIntake:
         raise NotCompiled(f"layout tp x pp x cp x dp does not match the {gpus} GPUs (or dp not given)")
     precision = _precision(rec.get("precision"), notes)
     intake: dict[str, Any] = {"kind": "training", "name": rid, "model": _model(rec, notes),
-                              "training": {"seq_len": int(rec["model"]["seq_len"]), "precision": precision},
+                              "training": {"seq_len": int(rec["model"]["seq_len"]), "precision": precision,
+                                           "framework": source.get("framework", "generic")},
                               "compute": {"accelerator": str(rec["hardware"].get("accelerator") or ""),
                                           "gpus": gpus, "parallelism": {"tp": tp, "pp": pp, "dp": dp, "cp": cp}}}
     par = intake["compute"]["parallelism"]

@@ -1,0 +1,62 @@
+"""The run settings of a training intake that the performance model reads (`TrainingSetup`): the
+attention kernel, MoE routing, the gradient-reduce dtype, TP communication overlap. Each is the
+user's value, the named framework's (catalog/data/frameworks.yaml), or a named rule; traced.
+"""
+
+from __future__ import annotations
+
+from ..arch.model import ModelArch
+from ..intake.training import TrainingWorkload
+from ..perf.layout import TrainingSetup
+from ..perf.step_time import FA1_RELATIVE_SPEED
+from ..provenance import Trace
+from .training_defaults import TrainingRunResolved
+
+
+def resolve_setup(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, trace: Trace) -> TrainingSetup:
+    if w.training.attention_kernel is not None:
+        kernel = trace.given("training.attention_kernel", w.training.attention_kernel)
+    else:
+        kernel = trace.assumed("training.attention_kernel", "flash" if run.framework.flash_attention else "unfused",
+                               f"the {run.framework.id} profile's attention kernel: a fused FlashAttention-2-class "
+                               "kernel (FA2/FA3, cuDNN, SDPA), the default of Megatron-Core, NeMo, torchtitan")
+    dropless, imbalance = True, 1.0
+    if arch.is_moe:
+        t = w.training
+        if t.moe_capacity_factor is not None:
+            dropless = not trace.given("training.moe_capacity_factor", t.moe_capacity_factor)
+        else:
+            trace.assumed("training.moe_capacity_factor", None,
+                          "dropless routing (Megatron-Core's default: no capacity factor, no dropped tokens)")
+        if t.moe_load_imbalance is not None:
+            imbalance = trace.given("training.moe_load_imbalance", t.moe_load_imbalance)
+        else:
+            imbalance = trace.assumed(
+                "training.moe_load_imbalance", 1.0,
+                "expert load perfectly balanced, as benchmark tables force it; a learned router's busiest expert "
+                "rank carries more than the mean: give your router's measured max/mean load")
+    if w.training.grad_reduce_dtype is not None:
+        grad_dtype = trace.given("training.grad_reduce_dtype", w.training.grad_reduce_dtype)
+    elif w.training.framework is not None:        # the named framework's gradient reduction
+        grad_dtype = trace.derived("training.grad_reduce_dtype",
+                                   "fp32" if run.framework.grad_reduce_bytes >= 4 else "bf16",
+                                   f"the {run.framework.id} profile's grad_reduce_bytes (catalog/data/frameworks.yaml)")
+    else:
+        grad_dtype = trace.assumed("training.grad_reduce_dtype", "fp32",
+                                   "gradients reduced in fp32 (NeMo grad_reduce_in_fp32, torchtitan reduce_dtype "
+                                   "float32): the safer, slower choice")
+    overlap = w.compute.parallelism.tp_comm_overlap
+    if overlap is not None:
+        trace.given("compute.parallelism.tp_comm_overlap", overlap)
+    else:
+        overlap = trace.assumed("compute.parallelism.tp_comm_overlap", True,
+                                "NeMo / Megatron-Bridge performance recipes overlap TP communication with the GEMMs "
+                                "(Transformer Engine userbuffers) whenever tp > 1")
+    setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size, precision=run.precision,
+                          flash_attention=kernel != "unfused",
+                          attention_relative_speed=FA1_RELATIVE_SPEED if kernel == "flash_v1" else 1.0,
+                          moe_dropless=dropless,
+                          moe_load_imbalance=float(imbalance), tp_comm_overlap=bool(overlap),
+                          grad_reduce_bytes=4.0 if grad_dtype == "fp32" else 2.0,
+                          framework=run.framework)
+    return setup
