@@ -26,14 +26,15 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..units import Count, PerSecond, Seconds
+from ..units import Bytes, Count, PerSecond, Seconds
 from .common import ComputeIntake, ModelIntake, Strict
 from .cost import CostIntake
 from .infrastructure import InfrastructureIntake
 
-WeightsName = Literal["bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4"]
+# the weight formats of arch/weight_formats.py a served checkpoint can hold
+WeightsName = Literal["bf16", "fp16", "fp8", "fp8-block128", "mxfp8", "int8", "int4", "nvfp4", "mxfp4"]
 KvDtype = Literal["bf16", "fp16", "fp8", "int8"]
-EngineName = Literal["vllm", "trtllm", "sglang"]
+EngineName = Literal["vllm", "vllm-v0", "trtllm", "sglang"]   # catalog/data/serving_engines.yaml
 
 
 class LengthDistribution(Strict):
@@ -112,6 +113,12 @@ class ServingIntake(Strict):
     memory_utilization: float | None = Field(default=None, gt=0, le=1,
                                              description="override the engine's KV memory fraction")
     max_batch_size: int | None = Field(default=None, gt=0)
+    max_num_tokens: int | None = Field(
+        default=None, gt=0, description="the engine's token budget of one scheduler step (TensorRT-LLM "
+        "max_num_tokens, vLLM max_num_batched_tokens, SGLang chunked_prefill_size)")
+    runtime_reserve: Bytes | None = Field(
+        default=None, ge=0, description="device memory outside the engine's tensors (CUDA context, NCCL, "
+        "CUDA graphs), e.g. as a start-up log reports it; default: the engine's assumption")
     max_replicas: int | None = Field(default=None, gt=0, description="a limit: replicas (spares included)")
     mode: Literal["aggregated", "disaggregated", "auto"] | None = Field(
         default=None, description="aggregated, disaggregated (separate prefill and decode pools) or auto "
