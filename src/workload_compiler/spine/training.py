@@ -22,7 +22,7 @@ from ..intake.training import TrainingWorkload
 from ..perf.layout import PEAK_CLASS, Hardware, TrainingSetup
 from ..perf.step_time import gemm_precision
 from ..planner.published import best_published_mfu
-from ..planner.result import RankedLayout
+from ..planner.result import PlanResult, RankedLayout
 from ..planner.search import search
 from ..provenance import Trace
 from ..sizing.result import Collision
@@ -230,10 +230,11 @@ def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives
     # of the cluster it picks turns into the target (a fixed point, reached in two or three passes).
     target = w.target.time_to_train
     aim = target
+    searched: dict[int, PlanResult] = {}     # planner searches on `hw`, by GPU count, across the passes
     for _ in range(GOODPUT_PASSES):
         spec = SystemSpec(kind="training", name=w.name or arch.name)
         try:
-            choice = choose_gpus(w, arch, run, setup, hw, catalog, trace, deadline_s=aim)
+            choice = choose_gpus(w, arch, run, setup, hw, catalog, trace, deadline_s=aim, searched=searched)
         except Infeasible as exc:
             spec.feasible, spec.binding_constraint = False, f"{exc.binding}: {exc.detail}"
             spec.objective = objective_layer(arch, run, None, w, trace)
@@ -242,6 +243,7 @@ def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives
         chosen_hw = hw_for(choice.gpus)
         if chosen_hw != hw:   # the fabric of the chosen count differs from the one searched: search it
             hw, choice = chosen_hw, dataclasses.replace(choice, plan=None)
+            searched = {}
         best = _compile_at(spec, choice, w, arch, run, setup, hw, catalog, trace)
         objective = spec.objective if isinstance(spec.objective, ObjectiveLayer) else None
         if objective is not None and choice.needed is not None:
