@@ -23,7 +23,7 @@ from ..perf.layout import PEAK_CLASS, Hardware, TrainingSetup
 from ..perf.step_time import gemm_precision
 from ..planner.published import best_published_mfu
 from ..planner.result import PlanResult, RankedLayout
-from ..planner.search import search
+from ..planner.tight_memory import search_at_count
 from ..provenance import Trace
 from ..sizing.result import Collision
 from .bottleneck import bottleneck_view, largest_step_terms
@@ -183,8 +183,8 @@ def _compile_at(spec: SystemSpec, choice: GpuChoice, w: TrainingWorkload, arch: 
                 run: TrainingRunResolved, setup: TrainingSetup, hw: Hardware, catalog: Catalog,
                 trace: Trace) -> RankedLayout | None:
     """Fill the spec's layers for the chosen GPU count; the best layout, or None when none fits."""
-    plan = choice.plan or search(arch, setup, hw, choice.gpus, w.compute.parallelism, top_k=TOP_K,
-                                 published_mfu=best_published_mfu(hw.accelerator_id, run.precision))
+    plan = choice.plan or search_at_count(arch, setup, hw, choice.gpus, w.compute.parallelism, top_k=TOP_K,
+                                          published_mfu=best_published_mfu(hw.accelerator_id, run.precision))
     spec.search = SearchSummary(evaluated=plan.evaluated, seconds=plan.seconds, rejected=plan.rejected,
                                 alternatives=[layout.to_dict() for layout in plan.layouts[1:]])
     best = plan.best
