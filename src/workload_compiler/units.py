@@ -10,7 +10,7 @@ import math
 import re
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, WithJsonSchema
 
 from .errors import InputError
 
@@ -145,13 +145,20 @@ def validated_by(parser: Any) -> BeforeValidator:
     return BeforeValidator(lambda v: v if v is None else parser(v))
 
 
-Count = Annotated[float, validated_by(parse_count)]
-Bytes = Annotated[float, validated_by(parse_bytes)]
-Watts = Annotated[float, validated_by(parse_power)]
-Seconds = Annotated[float, validated_by(parse_duration)]
-PerSecond = Annotated[float, validated_by(parse_rate)]
-BytesPerSecond = Annotated[float, validated_by(parse_byte_rate)]
-BitsPerSecond = Annotated[float, validated_by(parse_bit_rate)]
+def typed_as_text(quantity: str, *examples: str) -> WithJsonSchema:
+    """The exported JSON Schema of a quantity: a number in SI units or the text a person types
+    ("7B", "2.5MW"), marked `x-quantity` so editors and the web form know units are accepted."""
+    return WithJsonSchema({"anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "minLength": 1}],
+                           "x-quantity": quantity, "examples": list(examples)}, mode="validation")
+
+
+Count = Annotated[float, validated_by(parse_count), typed_as_text("count", "7B", "300B", "1024")]
+Bytes = Annotated[float, validated_by(parse_bytes), typed_as_text("bytes", "80GiB", "141GB")]
+Watts = Annotated[float, validated_by(parse_power), typed_as_text("power", "2.5MW", "40kW")]
+Seconds = Annotated[float, validated_by(parse_duration), typed_as_text("duration", "30d", "24h", "50ms")]
+PerSecond = Annotated[float, validated_by(parse_rate), typed_as_text("rate", "20/s", "1200/min")]
+BytesPerSecond = Annotated[float, validated_by(parse_byte_rate), typed_as_text("byte_rate", "250GB/s", "2GiB/s")]
+BitsPerSecond = Annotated[float, validated_by(parse_bit_rate), typed_as_text("bit_rate", "400Gb/s", "800Gbps")]
 
 
 def _scaled(value: float, steps: list[tuple[float, str]], digits: int) -> str:

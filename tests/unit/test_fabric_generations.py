@@ -66,6 +66,12 @@ def test_hdr_a100_cluster_is_hdr_throughout() -> None:
     assert so.scalable_units == 2   # 32 nodes in SUs of 20 (the A100 RA), built whole
     built_ports = so.scalable_units * 20 * 8
     assert so.transceivers.switch == built_ports + 2 * so.cables.leaf_spine + 2 * so.cables.spine_core
+    # the optics inside the switch power are HDR QSFP56 ones, not NDR twin-port OSFPs
+    assert spec.facility is not None
+    compute = next(line for line in spec.facility.breakdown.power.lines  # type: ignore[union-attr]
+                   if "compute fabric" in line.name)
+    optic = facility_data().transceivers["qsfp56-200g-mm"]
+    assert compute.optics_w_included == pytest.approx(so.transceivers.switch * optic.power_w)
 
 
 def test_hdr_radix_sets_the_tier_count() -> None:

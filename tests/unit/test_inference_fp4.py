@@ -35,7 +35,8 @@ from workload_compiler.inference.performance import step_time
 from workload_compiler.intake.inference import InferenceWorkload
 from workload_compiler.intake.load import parse_workload
 from workload_compiler.provenance import Source, Trace
-from workload_compiler.validation.inference_records import case_kind, generation_of, trtllm_bench_caps
+from workload_compiler.validation.inference_records import case_kind, generation_of
+from workload_compiler.validation.trtllm_bench import trtllm_bench_caps
 
 
 def _b200_reference() -> dict[str, Any]:

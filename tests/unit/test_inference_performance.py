@@ -20,11 +20,8 @@ from workload_compiler.inference.engines import engine
 from workload_compiler.inference.layout import ServingLayout
 from workload_compiler.inference.model import served_model
 from workload_compiler.inference.performance import step_time
-from workload_compiler.validation.inference_records import (
-    ThroughputCase,
-    predict_throughput,
-    trtllm_bench_caps,
-)
+from workload_compiler.validation.inference_records import ThroughputCase, predict_throughput
+from workload_compiler.validation.trtllm_bench import trtllm_bench_caps
 
 CALIBRATION = calibration_dir()
 
@@ -109,11 +106,13 @@ def test_every_entry_of_both_files_is_scored_or_skipped_with_its_reason() -> Non
 def test_unsupported_entries_name_the_missing_feature() -> None:
     from workload_compiler.validation.inference_records import throughput_cases
     base = {"id": "x", "model": "Llama 3.3 70B", "hardware": "B200-180GB", "precision": "fp4", "tp": 1,
+            "framework": "TensorRT-LLM (trtllm-bench, PyTorch backend, v1.0-era)",
             "pp": 1, "ep": None, "attention_dp": None, "isl": 128, "osl": 128,
             "measured": {"output_tok_s_per_gpu": 1.0}}
-    for change, words in (({"model": "Llama 4 Scout"}, "architecture preset"),
-                          ({"hardware": "RTX 6000 Pro"}, "catalog accelerator"),
-                          ({"precision": "int4"}, "checkpoint rule"),
+    for change, words in (({"model": "Llama 4 Scout"}, "model 'Llama 4 Scout' is not mapped"),
+                          ({"hardware": "RTX 6000 Pro"}, "hardware 'RTX 6000 Pro' is not mapped"),
+                          ({"precision": "int4"}, "precision 'int4' is not mapped"),
+                          ({"framework": "vLLM 0.11"}, "framework 'vLLM 0.11' has no tool entry"),
                           ({"pp": 2}, "pipeline parallelism")):
         cases, skipped = throughput_cases({"entries": [base | change]})
         assert not cases and words in skipped[0].reason
@@ -163,3 +162,29 @@ def test_more_hbm_bandwidth_speeds_decode_not_prefill() -> None:
     kw = dict(decode_seqs=0, prefill_tokens=16384, decode_context=0, prefill_context=2048)
     ratio = float(step_time(m, h200, lay, **kw).total_s) / float(step_time(m, h100, lay, **kw).total_s)
     assert ratio == pytest.approx(1.0, abs=0.05)
+
+
+def test_every_measurement_is_compiled_through_the_users_path() -> None:
+    """validate = compile: each row's value is what `compile_inference` answers for the record's
+    intake, and re-evaluating the resolved inputs (what the fitting tool does) gives the same."""
+    from workload_compiler.validation.inference_records import load_inference, throughput_cases
+    require(CALIBRATION)
+    cases, _ = throughput_cases(load_inference(CALIBRATION))
+    assert len(cases) == 107
+    for c in cases:
+        assert c.compiled is not None, (c.id, c.binding)    # every published run fits
+        assert predict_throughput(c)[0] == pytest.approx(c.compiled, rel=1e-9), c.id
+
+
+def test_a_record_intake_is_a_users_intake() -> None:
+    """The intake a perf-table row becomes validates and compiles with `wkc compile` as written."""
+    from workload_compiler.catalog.loader import load_catalog
+    from workload_compiler.compile import compile_workload
+    from workload_compiler.validation.inference_intake import load_inference, throughput_intake
+    require(CALIBRATION)
+    rec = next(e for e in load_inference(CALIBRATION)["entries"] if "Qwen3" in e["model"])
+    ri = throughput_intake(rec, load_catalog())
+    assert ri.intake["serving"]["engine"] == "trtllm" and ri.intake["compute"]["parallelism"]["ep"] >= 1
+    assert any("trtllm-bench" in n for n in ri.notes)
+    spec = compile_workload(ri.intake)
+    assert spec.feasible

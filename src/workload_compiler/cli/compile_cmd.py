@@ -33,6 +33,10 @@ def compile_command(
                                                           "only the headline values")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="exit 3 when a target is missed, not only when "
                                                           "the workload is infeasible")] = False,
+    html: Annotated[Path | None, typer.Option("--html", help="also write the report as one self-contained HTML "
+                                                             "file (SVG plots inline)", dir_okay=False)] = None,
+    pdf: Annotated[Path | None, typer.Option("--pdf", help="also write the report as PDF (from the same HTML)",
+                                             dir_okay=False)] = None,
 ) -> None:
     """Compile a workload into its six-layer system specification."""
     from ..compile import compile_workload, recompile
@@ -46,6 +50,9 @@ def compile_command(
             from ..sizing.sensitivity import analyse
             spec.sensitivity = analyse(spec)
             make_finite(spec)
+        if html is not None or pdf is not None:
+            from .report_files import write_reports  # matplotlib, Jinja2, WeasyPrint load only when asked for
+            write_reports(spec, file, html=html, pdf=pdf)
     v = verdict(spec)
     if as_json:
         print_json(spec.model_dump(mode="json"))

@@ -41,6 +41,11 @@ _COMMANDS = {
                                    "optional gpu extra)."),
     "node-check": ("node_check_cmd", "Check this node's Linux layer against the readiness checklist of a sized "
                                      "spec."),
+    "schema": ("schema_cmd", "Print the JSON Schema of the intake or of the result document."),
+    "serve": ("serve_cmd", "Serve the workbench: intake, layer view with pins, revisions, diffs and reports."),
+    "save": ("save_cmd", "Compile FILE (with its pins) and save it as the next revision of PROJECT."),
+    "revisions": ("revisions_cmd", "List a project's revisions (or, without PROJECT, the projects)."),
+    "diff": ("diff_cmd", "Show what changed from REV_A to REV_B."),
 }
 _COMMAND_MODULES = {word: module for word, (module, _) in _COMMANDS.items()}
 

@@ -31,8 +31,8 @@ from ..planner import (
     best_published_mfu,
     fewest_gpus_to_hold,
     plan_for_deadline,
-    search,
 )
+from ..planner.tight_memory import search_at_count
 from ..spine.finite import finite_json
 from ..spine.gpu_count import check_pins
 from ..spine.training import resolve_training
@@ -83,8 +83,8 @@ def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
         if gpus is not None:
             if w.compute.max_gpus is not None and gpus > w.compute.max_gpus:
                 raise InputError("compute.gpus", gpus, f"at most compute.max_gpus = {w.compute.max_gpus}")
-            result = search(arch, setup, hw, gpus, pins, top_k=top, published_mfu=published,
-                            progress=progress)
+            result = search_at_count(arch, setup, hw, gpus, pins, top_k=top, published_mfu=published,
+                                     progress=progress)
         elif deadline is not None:
             dl = plan_for_deadline(arch, setup, hw, tokens=run.tokens, deadline_s=deadline, pins=pins,
                                    max_gpus=w.compute.max_gpus, top_k=top, published_mfu=published,

@@ -32,6 +32,7 @@ class Generation(BaseModel):
     su_nodes: int = Field(gt=0, description="8-GPU nodes per scalable unit in the generation's RA")
     node_ports_per_transceiver: int = Field(gt=0)
     switch_ports_per_transceiver: int = Field(gt=0)
+    transceiver: str = Field(default="osfp-2x400g-mm", description="switch-side optic id in facility_power.yaml")
     source: str
     unverified: bool = False
 
@@ -48,6 +49,11 @@ def infiniband_for_nic(nic_bits_per_s: float) -> Generation:
     return next((g for g in ib if g.link_bits_per_s >= nic_bits_per_s), ib[-1])
 
 
+def generation(name: str | None) -> Generation | None:
+    """The generation of an id or a technology name (FabricLayer.generation), None if unknown."""
+    return next((g for g in generations() if name in (g.id, g.technology)), None)
+
+
 def generation_of_switch(switch: Switch) -> Generation:
     """The generation a compute switch belongs to: the one that names it, else the one of its
     technology (InfiniBand by link speed, any Ethernet switch the Spectrum-X generation)."""
@@ -62,4 +68,4 @@ def generation_of_switch(switch: Switch) -> Generation:
     raise InputError("fabric.switch", switch.id, "a switch whose technology is InfiniBand or Ethernet")
 
 
-__all__ = ["Generation", "generation_of_switch", "generations", "infiniband_for_nic"]
+__all__ = ["Generation", "generation", "generation_of_switch", "generations", "infiniband_for_nic"]

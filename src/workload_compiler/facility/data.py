@@ -39,6 +39,7 @@ class Transceiver(_Data):
     name: str
     power_w: float = Field(gt=0)
     source: str
+    unverified: bool = False
 
 
 class StorageAssumption(_Data):

@@ -83,16 +83,38 @@ def _requirement(w: InferenceWorkload, s: ServingSettings, m: ServedModel) -> Re
                        tp=p.tp, pp=p.pp, ep=p.ep, memory_fraction=s.memory_fraction, mode=s.mode)
 
 
-def compile_inference(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> dict[str, Any]:
-    """Resolve, search, and write the sections; raises InputError on bad input only."""
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ResolvedServing:
+    """An inference intake resolved: what the search runs on (validation re-evaluates from it)."""
+
+    model: ServedModel
+    settings: ServingSettings
+    engine: Engine
+    devices: dict[str, Device]
+    requirement: Requirement
+
+
+def resolve_inference(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> ResolvedServing:
+    """Model, serving settings, engine (with the intake's memory fraction and caps), candidate
+    devices, requirement."""
     arch = resolve_model(w.model, trace, "model")
     s = resolve_serving(w, arch, trace)
     m = served_model(arch, s.weights, s.kv_dtype)
-    eng = engine(s.engine)
-    if s.max_batch_size is not None:
-        eng = dataclasses.replace(eng, max_batch_size=s.max_batch_size)
+    base = engine(s.engine)
+    eng = dataclasses.replace(
+        base, memory_fraction=base.memory_fraction if s.memory_fraction is None else s.memory_fraction,
+        max_batch_size=s.max_batch_size or base.max_batch_size, max_num_tokens=s.max_num_tokens or base.max_num_tokens,
+        runtime_reserve_bytes=(base.runtime_reserve_bytes if s.runtime_reserve_bytes is None
+                               else s.runtime_reserve_bytes))
     devices = _devices(w, catalog, s, trace)
-    req = _requirement(w, s, m)
+    return ResolvedServing(model=m, settings=s, engine=eng, devices=devices, requirement=_requirement(w, s, m))
+
+
+def compile_inference(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> dict[str, Any]:
+    """Resolve, search, and write the sections; raises InputError on bad input only."""
+    r = resolve_inference(w, catalog, trace)
+    m, s, eng, devices, req = r.model, r.settings, r.engine, r.devices, r.requirement
+    arch = m.arch
     if s.scenario == "online" and s.ttft is None:
         trace.assumed("serving.slot_utilization_ceiling", SLOT_CEILING,
                       "no TTFT target: KV slots at most 95% busy, so the request queue stays finite")

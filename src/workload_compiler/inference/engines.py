@@ -30,10 +30,13 @@ class Engine:
     max_batch_size: int
     block_size_tokens: int
     source: str
+    # the rows whose logits the start-up memory profile computes: one per sequence (max_batch_size)
+    # or one per token of the profiled step (vLLM V0's sampler profile)
+    profile_logits_of: Literal["sequences", "tokens"] = "sequences"
 
 
 def _engine(raw: dict[str, Any]) -> Engine:
-    fields = {k: raw[k] for k in Engine.__dataclass_fields__}
+    fields = {k: raw[k] for k in Engine.__dataclass_fields__ if k in raw}
     return Engine(**fields)
 
 

@@ -18,13 +18,8 @@ without a measurement takes the median of the measured GPUs at that precision, a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
-from statistics import median
-from typing import Any
 
-from ..catalog.loader import package_yaml
-
-PARTS = ("gemm_compute", "gemm_stream", "kv_stream", "attention_compute")
+from ..catalog.kernel_ceilings import PARTS, ceiling_table, fraction
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,27 +36,8 @@ class KernelCeilings:
     source: str
 
 
-@cache
-def _table() -> tuple[dict[str, dict[str, Any]], str]:
-    doc = package_yaml("kernel_ceilings.yaml")
-    return {str(e["accelerator"]): e for e in doc["ceilings"]}, str(doc["source"])
-
-
 def _kv_key(kv_dtype: str) -> str:
     return "bf16" if kv_dtype in ("bf16", "fp16") else "fp8"    # int8 KV streams like FP8: 1 byte
-
-
-def fraction(accelerator_id: str, part: str, precision: str) -> tuple[float, bool]:
-    """(fraction, measured) of `part` at `precision` on the GPU; the median of the measured GPUs
-    when this one has no measurement (measured False)."""
-    table, _ = _table()
-    own = table.get(accelerator_id, {}).get(part, {})
-    if precision in own:
-        return float(own[precision]), True
-    others = [float(e[part][precision]) for e in table.values() if precision in e.get(part, {})]
-    if not others:
-        others = [float(e[part]["bf16"]) for e in table.values() if "bf16" in e.get(part, {})]
-    return float(median(others)), False
 
 
 def kernel_ceilings(accelerator_id: str, gemm_precision: str, kv_dtype: str) -> KernelCeilings:
@@ -82,4 +58,4 @@ def kernel_ceilings(accelerator_id: str, gemm_precision: str, kv_dtype: str) -> 
     if missing:
         note = (f"no TensorRT-LLM kernel measurement of {accelerator_id} for {', '.join(sorted(set(missing)))}: "
                 "the median of the measured GPUs at that precision is assumed (catalog/data/kernel_ceilings.yaml)")
-    return KernelCeilings(note=note, source=_table()[1], **values)
+    return KernelCeilings(note=note, source=ceiling_table()[1], **values)

@@ -116,7 +116,8 @@ def memory_plan(m: ServedModel, lay: ServingLayout, device_memory_bytes: float, 
     f = eng.memory_fraction if memory_fraction is None else memory_fraction
     w = weight_bytes_per_gpu(m, lay)
     tokens = eng.max_num_tokens if step_tokens is None else step_tokens
-    rows = eng.max_batch_size if logit_rows is None else logit_rows
+    profiled_rows = tokens if eng.profile_logits_of == "tokens" else eng.max_batch_size
+    rows = profiled_rows if logit_rows is None else logit_rows
     act = activation_peak_bytes(m, lay, tokens, rows)
     reserve = eng.runtime_reserve_bytes
     if eng.memory_fraction_of == "free":

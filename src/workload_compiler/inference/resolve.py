@@ -39,6 +39,8 @@ class ServingSettings:
     utilization_ceiling: float
     memory_fraction: float | None
     max_batch_size: int | None
+    max_num_tokens: int | None
+    runtime_reserve_bytes: float | None
     mode: str = "auto"                     # auto | aggregated | disaggregated
 
 
@@ -123,7 +125,9 @@ def resolve_serving(w: InferenceWorkload, arch: ModelArch, trace: Trace) -> Serv
         ttft=None if s.ttft is None else _target(s.ttft.binding(), "serving.ttft", trace),
         tpot=None if s.tpot is None else _target(s.tpot.binding(), "serving.tpot", trace),
         spare_replicas=spares, utilization_ceiling=ceiling, memory_fraction=s.memory_utilization,
-        max_batch_size=s.max_batch_size, mode=mode)
+        max_batch_size=_given_int(s.max_batch_size, "serving.max_batch_size", trace),
+        max_num_tokens=_given_int(s.max_num_tokens, "serving.max_num_tokens", trace),
+        runtime_reserve_bytes=_given_float(s.runtime_reserve, "serving.runtime_reserve", trace), mode=mode)
 
 
 def _mode(w: InferenceWorkload, scenario: str, trace: Trace) -> str:
@@ -140,6 +144,10 @@ def _mode(w: InferenceWorkload, scenario: str, trace: Trace) -> str:
 
 def _given_float(value: float | None, path: str, trace: Trace) -> float | None:
     return None if value is None else float(trace.given(path, value))
+
+
+def _given_int(value: int | None, path: str, trace: Trace) -> int | None:
+    return None if value is None else int(trace.given(path, value))
 
 
 def _target(binding: tuple[str, float], path: str, trace: Trace) -> tuple[str, float]:

@@ -15,7 +15,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from ..errors import InputError
 from ..hpc.classes import HaloTransport, HpcPrecision, SolverClass
-from ..units import Bytes, BytesPerSecond, Count, Seconds, parse_count, validated_by
+from ..units import Bytes, BytesPerSecond, Count, Seconds, parse_count, typed_as_text, validated_by
 from . import limits as L
 from .common import ClusterCompute, Strict
 from .cost import CostIntake
@@ -38,7 +38,7 @@ def parse_size(value: Any, field: str = "problem.size") -> float:
 
 # A simulated time ("2fs", "100ns", "10y") parses like any duration.
 SimTime = Seconds
-ProblemSize = Annotated[float, validated_by(parse_size)]
+ProblemSize = Annotated[float, validated_by(parse_size), typed_as_text("count", "20M", "512^3", "1024x512x256")]
 ByteRate = BytesPerSecond
 CommPatternIntake = Literal["halo", "all_to_all", "all_reduce"]
 

@@ -26,16 +26,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..units import Count, PerSecond, Seconds
+from ..units import Bytes, Count, PerSecond, Seconds
 from . import limits as L
 from .common import ComputeIntake, ModelIntake, Strict
 from .cost import CostIntake
 from .infrastructure import InfrastructureIntake
 from .limits import limited, text
 
-WeightsName = Literal["bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4"]
+# the weight formats of arch/weight_formats.py a served checkpoint can hold
+WeightsName = Literal["bf16", "fp16", "fp8", "fp8-block128", "mxfp8", "int8", "int4", "nvfp4", "mxfp4"]
 KvDtype = Literal["bf16", "fp16", "fp8", "int8"]
-EngineName = Literal["vllm", "trtllm", "sglang"]
+EngineName = Literal["vllm", "vllm-v0", "trtllm", "sglang"]   # catalog/data/serving_engines.yaml
 
 
 MAX_SAMPLES = 100_000   # token-length samples in one list: enough for any percentile
@@ -124,6 +125,12 @@ class ServingIntake(Strict):
     memory_utilization: float | None = Field(default=None, gt=0, le=1,
                                              description="override the engine's KV memory fraction")
     max_batch_size: int | None = limited(None, gt=0, le=L.MAX_CONCURRENCY, why=L.CONCURRENCY)
+    max_num_tokens: int | None = limited(
+        None, gt=0, le=L.MAX_SEQ, why=L.SEQ, description="the engine's token budget of one scheduler step "
+        "(TensorRT-LLM max_num_tokens, vLLM max_num_batched_tokens, SGLang chunked_prefill_size)")
+    runtime_reserve: Bytes | None = limited(
+        None, ge=0, le=L.MAX_BYTES, why=L.BYTES, description="device memory outside the engine's tensors (CUDA "
+        "context, NCCL, CUDA graphs), e.g. as a start-up log reports it; default: the engine's assumption")
     max_replicas: int | None = limited(None, gt=0, le=L.MAX_GPUS, why=L.GPUS,
                                        description="a limit: replicas (spares included)")
     mode: Literal["aggregated", "disaggregated", "auto"] | None = Field(

@@ -42,6 +42,18 @@ def workload_model(kind: Any) -> type[BaseModel]:
     raise InputError("kind", kind, f"{hint}one of: {', '.join(known)}")
 
 
+def known_kinds() -> list[str]:
+    """The archetypes an intake may name in `kind`, in registry order (those whose module exists)."""
+    found = []
+    for name, (module, _cls) in _KINDS.items():
+        try:
+            importlib.import_module(f"{__package__}.{module}")
+        except ModuleNotFoundError:
+            continue
+        found.append(name)
+    return found
+
+
 def parse_workload(data: Any, *, base_dir: Path | None = None) -> BaseModel:
     """Validate a dict as a workload. Raises InputError naming every field that is not allowed."""
     if data is None:
@@ -82,4 +94,4 @@ def read_intake(path: str | Path) -> Any:
     return parse_yaml(read_text(str(path)), str(path))
 
 
-__all__ = ["ValidationError", "load_workload", "parse_workload", "read_intake", "workload_model"]
+__all__ = ["ValidationError", "known_kinds", "load_workload", "parse_workload", "read_intake", "workload_model"]

@@ -56,8 +56,10 @@ def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, to
                       max_gpus: int | None = None, top_k: int = 5,
                       memory_fn: MemoryFn = training_memory_bytes, step_fn: StepFn = training_step,
                       published_mfu: PublishedMfu | None = None,
-                      progress: Progress | None = None) -> DeadlinePlan:
-    """Search GPU counts for the smallest that trains `tokens` within `deadline_s` (see module doc)."""
+                      progress: Progress | None = None,
+                      searched: dict[int, PlanResult] | None = None) -> DeadlinePlan:
+    """Search GPU counts for the smallest that trains `tokens` within `deadline_s` (see module doc).
+    `searched`: planner searches of this workload already run, by GPU count (reused, and extended)."""
     flops = total_training_flops(arch, tokens, setup.seq_len)
     peak, _ = gemm_precision(setup, hw)
     flops_bound = min_gpus_for_flops(flops, deadline_s, peak)
@@ -66,8 +68,12 @@ def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, to
     searches: dict[int, PlanResult] = {}
 
     def best_tokens_per_s(n: int) -> float:
-        r = search(arch, setup, hw, n, pins, top_k=top_k, memory_fn=memory_fn, step_fn=step_fn,
-                   published_mfu=published_mfu, progress=progress)
+        r = searched.get(n) if searched is not None else None
+        if r is None:
+            r = search(arch, setup, hw, n, pins, top_k=top_k, memory_fn=memory_fn, step_fn=step_fn,
+                       published_mfu=published_mfu, progress=progress)
+            if searched is not None:
+                searched[n] = r
         searches[n] = r
         return r.best.tokens_per_s if r.best else 0.0
 

@@ -168,10 +168,11 @@ def search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
            pins: ParallelismIntake | None = None, *, top_k: int = 5,
            memory_fn: MemoryFn = training_memory_bytes, step_fn: StepFn = training_step,
            published_mfu: PublishedMfu | None = None, chunk_size: int = DEFAULT_CHUNK,
-           progress: Progress | None = None) -> PlanResult:
+           progress: Progress | None = None, memory_margin: float = 0.0) -> PlanResult:
     """Rank every valid layout of `gpus` GPUs by step time; return the best `top_k` and the census.
 
-    Memory must fit in the whole HBM (`hw.hbm_bytes`; the memory model has its own runtime term).
+    Memory must fit in the whole HBM (`hw.hbm_bytes`; the memory model has its own runtime term),
+    or in HBM x (1 + memory_margin) (planner/tight_memory.py: a fit within the model's error).
     Nothing fitting is an answer, not an exception: `PlanResult.infeasible` names the binding rule.
     """
     if gpus < 1:
@@ -203,7 +204,7 @@ def search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
             j = int(np.argmin(mem_total))
             if mem_total[j] < leanest_bytes:
                 leanest_bytes, leanest_idx = float(mem_total[j]), int(idx[j])
-            fits = mem_total <= hw.hbm_bytes
+            fits = mem_total <= hw.hbm_bytes * (1.0 + memory_margin)
             counts[MEMORY_REASON] += len(idx) - int(np.count_nonzero(fits))
             values, idx = _compact(values, idx, fits)
             mem_total = mem_total[fits]

@@ -7,12 +7,14 @@ document by its dotted path and formatted by the unit its field declares.
 
 from __future__ import annotations
 
+import re
+import typing
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
-from ..quantity import unit_of
+from ..quantity import unit_field_of, unit_of
 from ..spine.result import SystemSpec
 from ..spine.verdict import verdict
 from .format import format_quantity
@@ -45,21 +47,74 @@ HEADLINES: dict[str, list[tuple[str, str, str | None]]] = {
 FALLBACK = [("time to train", "objective.time_to_train_s", "objective.time_to_train_target_s")]
 
 
+def _by_key(extra: Any) -> dict[str, Any]:
+    units = extra.get("unit_by_key") if isinstance(extra, dict) else None
+    return dict(units) if isinstance(units, dict) else {}
+
+
 def lookup(spec: SystemSpec, path: str) -> tuple[Any, str | None]:
-    """The value at a dotted document path and the unit its field declares (None, None if absent)."""
+    """The value at a dotted document path and the unit its field declares (None, None if absent).
+    A list item is named by its index ('alternatives.0.gpus'); a unit held in a sibling field
+    (`quantity_in`) or given per key (`unit_by_key`) is found as well."""
     node: Any = spec
     unit: str | None = None
+    by_key: dict[str, Any] = {}
     for part in path.split("."):
         if isinstance(node, BaseModel):
-            if part not in type(node).model_fields and part not in (node.model_extra or {}):
+            cls = type(node)
+            if part not in cls.model_fields and part not in (node.model_extra or {}):
                 return None, None
-            unit = unit_of(type(node), part) or unit
+            sibling = unit_field_of(cls, part)
+            extra = cls.model_fields[part].json_schema_extra if part in cls.model_fields else None
+            by_key = _by_key(extra)
+            own = unit_of(cls, part) or (str(getattr(node, sibling)) if sibling and getattr(node, sibling, None)
+                                         else None)
+            unit = own   # a model's field declares its own unit; a mapping's entries take the field's
             node = getattr(node, part)
         elif isinstance(node, dict):
+            unit = str(by_key[part]) if part in by_key else unit
+            by_key = {}
             node = node.get(part)
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
         else:
             return None, None
     return node, unit
+
+
+def _models(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models(arg)]
+
+
+def unit_of_path(path: str, root: type[BaseModel] = SystemSpec) -> str | None:
+    """The unit the result's types declare at a document path, from the types alone (a stored
+    document, a diff of two): 'compute.step_time_s' -> 's', 'alternatives[2].gpus' -> 'count'. A
+    section with several shapes (by kind) answers with the first that has the field; a unit held
+    in a sibling field needs the document (`unit_at`)."""
+    models: list[type[BaseModel]] = [root]
+    unit: str | None = None
+    by_key: dict[str, Any] = {}
+    for part in re.sub(r"\[\d+\]", "", path).split("."):
+        if not part or part.isdigit():
+            continue
+        owner = next((m for m in models if part in m.model_fields), None)
+        if owner is not None:
+            info = owner.model_fields[part]
+            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+            unit, by_key = unit_of(owner, part), _by_key(extra)
+            models = _models(info.annotation)
+        elif models:
+            return None   # a key the types do not declare
+        else:
+            unit, by_key = (str(by_key[part]) if part in by_key else unit), {}
+    return unit
+
+
+def unit_at(spec: SystemSpec, path: str) -> str | None:
+    """The unit the document's types declare for the value at `path` (None: no unit, or no such field)."""
+    return lookup(spec, path)[1]
 
 
 def _band(spec: SystemSpec, path: str, unit: str | None) -> str:
@@ -123,4 +178,4 @@ def summarize(spec: SystemSpec) -> Summary:
                    more_assumptions=max(0, len(spec.assumptions) - TOP_ASSUMPTIONS))
 
 
-__all__ = ["HEADLINES", "Summary", "assumption_text", "lookup", "summarize"]
+__all__ = ["HEADLINES", "Summary", "assumption_text", "lookup", "summarize", "unit_at", "unit_of_path"]

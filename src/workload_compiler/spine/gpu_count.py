@@ -73,10 +73,13 @@ class GpuChoice:
 
 
 def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, setup: TrainingSetup,
-                hw: Hardware, catalog: Catalog, trace: Trace, deadline_s: float | None = None) -> GpuChoice:
+                hw: Hardware, catalog: Catalog, trace: Trace, deadline_s: float | None = None,
+                searched: dict[int, PlanResult] | None = None) -> GpuChoice:
     """The GPU count, by precedence: given > implied by pins > needed for the deadline > what a cap
     or hall holds > the fewest whole nodes that hold the model. `deadline_s` is the steady-state
-    time the search aims at (default: target.time_to_train; the spine tightens it by the goodput)."""
+    time the search aims at (default: target.time_to_train; the spine tightens it by the goodput).
+    `searched`: the planner searches on `hw` already run, by GPU count; reused and extended, so the
+    goodput passes do not search a count twice."""
     pins = w.compute.parallelism
     implied = check_pins(pins, arch, w.compute.gpus)
     if w.compute.gpus is not None:
@@ -84,7 +87,7 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
     if implied is not None:
         return GpuChoice(gpus=trace.derived("compute.gpus", implied, "tp x pp x cp x dp of the pinned layout"))
     published = best_published_mfu(hw.accelerator_id, run.precision)
-    cache: dict[int, PlanResult] = {}
+    cache: dict[int, PlanResult] = {} if searched is None else searched
 
     def plan(n: int) -> PlanResult:
         if n not in cache:
@@ -97,8 +100,7 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
     if deadline is not None:
         def for_deadline(limit: int) -> int | None:
             dl = plan_for_deadline(arch, setup, hw, tokens=run.tokens, deadline_s=deadline, pins=pins,
-                                   max_gpus=limit, top_k=TOP_K, published_mfu=published)
-            cache.update(dl.searches)
+                                   max_gpus=limit, top_k=TOP_K, published_mfu=published, searched=cache)
             return dl.gpus
 
         found = for_deadline(cap)

@@ -16,7 +16,7 @@ from ..catalog.loader import Catalog
 from ..catalog.schema import Switch, System
 from ..errors import CatalogGap, Infeasible, InputError
 from ..fabric import FabricLayer, NetworkRule, default_network_rules, plan_fabric_for_system
-from ..fabric.generations import Generation, generation_of_switch, infiniband_for_nic
+from ..fabric.generations import Generation, generation, generation_of_switch, infiniband_for_nic
 from ..facility import (
     Equipment,
     FacilityData,
@@ -143,8 +143,10 @@ def fabric_bill(fabric: FabricLayer | None, switch: Switch | None, gpus: int,
     if fabric is None or switch is None:
         return None
     so, nets = fabric.scale_out, fabric.networks
+    gen = generation(fabric.generation)
+    optic = {"transceiver": gen.transceiver} if gen is not None else {}
     try:
-        return bill_from_counts(gpus=gpus, data=data, switches=[
+        return bill_from_counts(gpus=gpus, data=data, **optic, switches=[
             ("compute fabric", switch.id, so.switches, so.transceivers.switch),
             ("storage fabric", nets.storage.switch, nets.storage.switches, 0),
             ("in-band", nets.in_band.switch, nets.in_band.switches, 0),

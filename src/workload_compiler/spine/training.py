@@ -22,8 +22,8 @@ from ..intake.training import TrainingWorkload
 from ..perf.layout import PEAK_CLASS, Hardware, TrainingSetup
 from ..perf.step_time import gemm_precision
 from ..planner.published import best_published_mfu
-from ..planner.result import RankedLayout
-from ..planner.search import search
+from ..planner.result import PlanResult, RankedLayout
+from ..planner.tight_memory import search_at_count
 from ..provenance import Trace
 from ..reliability import ReliabilityLayer
 from ..sizing.result import Collision
@@ -186,8 +186,8 @@ def _compile_at(spec: SystemSpec, choice: GpuChoice, w: TrainingWorkload, arch: 
                 run: TrainingRunResolved, setup: TrainingSetup, hw: Hardware, catalog: Catalog,
                 trace: Trace) -> RankedLayout | None:
     """Fill the spec's layers for the chosen GPU count; the best layout, or None when none fits."""
-    plan = choice.plan or search(arch, setup, hw, choice.gpus, w.compute.parallelism, top_k=TOP_K,
-                                 published_mfu=best_published_mfu(hw.accelerator_id, run.precision))
+    plan = choice.plan or search_at_count(arch, setup, hw, choice.gpus, w.compute.parallelism, top_k=TOP_K,
+                                          published_mfu=best_published_mfu(hw.accelerator_id, run.precision))
     spec.search = SearchSummary(evaluated=plan.evaluated, seconds=plan.seconds, rejected=plan.rejected,
                                 alternatives=[layout.to_dict() for layout in plan.layouts[1:]])
     best = plan.best
@@ -233,10 +233,11 @@ def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives
     # of the cluster it picks turns into the target (a fixed point, reached in two or three passes).
     target = w.target.time_to_train
     aim = target
+    searched: dict[int, PlanResult] = {}     # planner searches on `hw`, by GPU count, across the passes
     for _ in range(GOODPUT_PASSES):
         spec = SystemSpec(kind="training", name=w.name or arch.name)
         try:
-            choice = choose_gpus(w, arch, run, setup, hw, catalog, trace, deadline_s=aim)
+            choice = choose_gpus(w, arch, run, setup, hw, catalog, trace, deadline_s=aim, searched=searched)
         except Infeasible as exc:
             spec.feasible, spec.binding_constraint = False, f"{exc.binding}: {exc.detail}"
             spec.objective = objective_layer(arch, run, None, w, trace)
@@ -245,6 +246,7 @@ def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives
         chosen_hw = hw_for(choice.gpus)
         if chosen_hw != hw:   # the fabric of the chosen count differs from the one searched: search it
             hw, choice = chosen_hw, dataclasses.replace(choice, plan=None)
+            searched = {}
         best = _compile_at(spec, choice, w, arch, run, setup, hw, catalog, trace)
         objective = spec.objective if isinstance(spec.objective, ObjectiveLayer) else None
         if objective is not None and choice.needed is not None:
