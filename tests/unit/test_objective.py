@@ -119,6 +119,25 @@ def test_deadline_search_returns_the_smallest_ladder_count(
         assert len(found.probes) <= 2 * math.ceil(math.log2(len(ladder) + 1)) + len(hole_counts) + 2
 
 
+@given(node=st.sampled_from([1, 8]), start=st.integers(1, 300), exponent=st.floats(0.6, 1.2),
+       penalty=st.floats(0.4, 1.0), deadline=st.floats(10.0, 1e7))
+@settings(max_examples=80, deadline=None)
+def test_deadline_search_is_exact_when_3x2a_counts_factor_worse(
+        node: int, start: int, exponent: float, penalty: float, deadline: float) -> None:
+    """3 x 2^a nodes slower than the 2^a nodes below them (time not monotone along the ladder, as
+    with real layouts: 96 GPUs can train slower than 64): still exactly what a scan returns."""
+    cap = 100_000
+    ladder = gpu_ladder(node, start, cap)
+
+    def tps(n: int) -> float:
+        k = n // node
+        return 1e3 * n**exponent * (1.0 if k & (k - 1) == 0 else penalty)
+
+    expected = next((n for n in ladder if time_to_train_s(1e9, tps(n)) <= deadline), None)
+    found = gpus_for_deadline(1e9, deadline, tps, node_gpus=node, start_gpus=start, max_gpus=cap)
+    assert found.gpus == expected
+
+
 def test_deadline_search_reports_none_when_the_cap_is_too_small() -> None:
     found = gpus_for_deadline(1e12, DAY, lambda n: 10.0 * n, node_gpus=8, start_gpus=8, max_gpus=64)
     assert found.gpus is None and set(found.probes) <= set(gpu_ladder(8, 8, 64))

@@ -6,6 +6,7 @@ tokens/s on n GPUs"); no I/O. The planner supplies the callback and the memory f
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -91,56 +92,76 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
     """Smallest GPU count on `gpu_ladder` whose best layout trains `tokens` within `deadline_s`.
 
     `best_tokens_per_s(n)` is the throughput of the best layout on n GPUs, 0 when no layout
-    exists there. Galloping then bisection over the ladder (Bentley & Yao 1976): probe rungs
-    i0, i0+1, i0+3, i0+7, ... until one meets the deadline, then bisect between the last miss
-    and that hit. A count with no layout at all (a divisibility hole, or memory) says nothing
-    about its neighbours: it is skipped rather than counted as a miss, and the gallop moves to
-    the next rung without growing its stride. The bisection assumes that among counts that have
-    layouts, more GPUs never train slower; O(log n) planner searches.
+    exists there. Time to train need not fall monotonically along the whole ladder: 3 x 2^a nodes
+    factor worse than the 2^a on either side (96 GPUs can train slower than 64), so the ladder is
+    searched as its two sub-ladders, 2^a nodes and 3 x 2^a nodes, each assumed monotone (more GPUs
+    of the same factoring never train slower); the answer is the smaller of the two, and the
+    second sub-ladder is searched only below the first one's answer. See `_smallest_meeting`.
     """
     if not deadline_s > 0:
         raise InputError("target.time_to_train", deadline_s, "a positive duration")
     ladder = gpu_ladder(node_gpus, start_gpus, max_gpus)
     probes: dict[int, float] = {}
 
-    def time_at(i: int) -> float:
-        n = ladder[i]
+    def time_at(n: int) -> float:
         if n not in probes:
             probes[n] = time_to_train_s(tokens, best_tokens_per_s(n))
         return probes[n]
 
-    miss, hit, i, step = -1, None, 0, 1
+    def power_of_two(n: int) -> bool:
+        k = n // node_gpus
+        return k & (k - 1) == 0
+
+    first = _smallest_meeting([n for n in ladder if power_of_two(n)], deadline_s, time_at)
+    other = [n for n in ladder if not power_of_two(n) and (first is None or n < first)]
+    second = _smallest_meeting(other, deadline_s, time_at)
+    found = min((n for n in (first, second) if n is not None), default=None)
+    if found is None:
+        return DeadlineSearch(gpus=None, time_to_train_s=min(probes.values(), default=math.inf), probes=probes)
+    return DeadlineSearch(gpus=found, time_to_train_s=probes[found], probes=probes)
+
+
+def _smallest_meeting(ladder: list[int], deadline_s: float, time_at: Callable[[int], float]) -> int | None:
+    """Smallest count of `ladder` (ascending, time to train non-increasing) with time_at <= deadline.
+
+    A walk up, then bisection between the last miss and the first hit. The walk jumps to the rung
+    that a miss itself names: n GPUs that train in t need about n x t / deadline when scaling is
+    linear, so a miss by 4x moves four-fold, not one rung; where scaling is worse the next miss
+    moves on from there, and where it is better (more GPUs free memory for a faster layout) the
+    bisection walks back. The bisection probes the rung just below the hit first, where a good
+    jump lands the boundary, then halves. A count with no layout at all (a divisibility hole, or
+    memory) says nothing about its neighbours: it is skipped rather than counted as a miss.
+    """
+    miss, hit, i = -1, None, 0
     while i < len(ladder):
-        t = time_at(i)
+        t = time_at(ladder[i])
         if t <= deadline_s:
             hit = i
             break
         if math.isfinite(t):
-            miss, i, step = i, i + step, step * 2
+            miss, i = i, max(i + 1, bisect.bisect_left(ladder, ladder[i] * t / deadline_s))
         else:
             i += 1
     if hit is None:
-        # The gallop stepped past the end: the largest rung that has a layout decides (holes at the
+        # The walk stepped past the end: the largest rung that has a layout decides (holes at the
         # top of the ladder are walked over, downwards, back to the last miss).
         for j in range(len(ladder) - 1, miss, -1):
-            t = time_at(j)
+            t = time_at(ladder[j])
             if math.isfinite(t):
                 hit = j if t <= deadline_s else None
                 break
     if hit is None:
-        best = min(probes.values(), default=math.inf)
-        return DeadlineSearch(gpus=None, time_to_train_s=best, probes=probes)
+        return None
     holes: set[int] = set()
-    while True:
-        between = [j for j in range(miss + 1, hit) if j not in holes]
-        if not between:
-            break
-        mid = between[len(between) // 2]
-        t = time_at(mid)
+    first = True
+    while between := [j for j in range(miss + 1, hit) if j not in holes]:
+        mid = between[-1] if first else between[len(between) // 2]
+        first = False
+        t = time_at(ladder[mid])
         if t <= deadline_s:
             hit = mid
         elif math.isfinite(t):
             miss = mid
         else:
             holes.add(mid)
-    return DeadlineSearch(gpus=ladder[hit], time_to_train_s=probes[ladder[hit]], probes=probes)
+    return ladder[hit]
