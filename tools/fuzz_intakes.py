@@ -171,7 +171,7 @@ def main() -> None:
     samples: dict[str, str] = {}
     seconds: list[float] = []
     with mp.get_context("fork").Pool(a.workers, maxtasksperchild=4) as pool:
-        for n, rows in enumerate(pool.imap_unordered(_worker, jobs), 1):
+        for rows in pool.imap_unordered(_worker, jobs):
             for outcome, detail, dt, sample in rows:
                 outcomes[outcome] += 1
                 seconds.append(dt)
@@ -179,7 +179,7 @@ def main() -> None:
                     key = f"{outcome}: {detail}"
                     sites[key] += 1
                     samples.setdefault(key, sample)
-            print(f"{n * a.chunk:,}/{a.cases:,} cases, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+            print(f"{len(seconds):,}/{a.cases:,} cases, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     seconds.sort()
     report = {"cases": sum(outcomes.values()), "seed": a.seed, "skipped_examples": list(skip),

@@ -148,8 +148,8 @@ def strong_scaling(profile: Profile, device: Device, units: float, g0: int,
     g = np.atleast_1d(np.asarray(gpus, dtype=np.float64))
     t = step_times(profile, device, units, g).total_s
     t0 = float(step_times(profile, device, units, g0).total_s[0])
-    return [{"gpus": int(gi), "time_per_step_s": float(ti), "speedup": t0 / float(ti),
-             "efficiency": t0 * g0 / (float(ti) * float(gi))} for gi, ti in zip(g, t, strict=True)]
+    return [{"gpus": int(gi), "time_per_step_s": float(ti), "speedup": _ratio(t0, float(ti)),
+             "efficiency": _ratio(t0 * g0, float(ti) * float(gi))} for gi, ti in zip(g, t, strict=True)]
 
 
 def weak_scaling(profile_for: ProfileFor, device: Device, units: float, g0: int, exponent: int,
@@ -162,12 +162,18 @@ def weak_scaling(profile_for: ProfileFor, device: Device, units: float, g0: int,
         u = units * (gi / g0) ** (1.0 / exponent)
         p = profile_for(u)
         ti = float(step_times(p, device, u, gi).total_s[0])
-        work = u * (p.flops_per_unit_step or p.bytes_per_unit_step)
-        rows.append({"gpus": int(gi), "units": float(u), "time_per_step_s": ti, "rate": work / (gi * ti)})
+        work = float(u * (p.flops_per_unit_step or p.bytes_per_unit_step))
+        rows.append({"gpus": int(gi), "units": float(u), "time_per_step_s": ti, "rate": _ratio(work, float(gi) * ti)})
     base = rows[0]["rate"]
     for r in rows:
-        r["efficiency"] = float(r.pop("rate") / base)
+        r["efficiency"] = _ratio(r.pop("rate"), base)
     return rows
+
+
+def _ratio(a: float, b: float) -> float:
+    """a / b, NaN where it has no value (a zero or unbounded step): the result's finite pass nulls
+    it with the reason, instead of NumPy warning at the division."""
+    return a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else math.nan
 
 
 def scaling_counts(device: Device, g0: int, chosen: int, hi: int) -> list[int]:

@@ -28,7 +28,9 @@ from pydantic import Field, model_validator
 
 from ..quantity import quantity
 from ..units import Seconds
+from . import limits as L
 from .common import Strict
+from .limits import limited
 
 CellStatus = Literal["TO DEFINE", "proposed", "confirmed"]
 RegisterStatus = Literal["OPEN", "proposed", "confirmed"]
@@ -85,9 +87,11 @@ class BoundaryIntake(Strict):
 
 
 class OperationsIntake(Strict):
-    restore_time: Seconds | None = Field(default=None, gt=0, description="a failed part back in service")
+    restore_time: Seconds | None = limited(None, gt=0, le=L.MAX_DURATION, why=L.DURATION,
+                                            description="a failed part back in service")
     service_level: float | None = Field(default=None, gt=0, lt=1, description="P(spares cover a restore window)")
-    triage_time: Seconds | None = Field(default=None, gt=0, description="on-call time per incident")
+    triage_time: Seconds | None = limited(None, gt=0, le=L.MAX_DURATION, why=L.DURATION,
+                                           description="on-call time per incident")
 
 
 __all__ = ["BoundaryCellIntake", "BoundaryIntake", "CellStatus", "OperationsIntake", "RegisterAnswer",

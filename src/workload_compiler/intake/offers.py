@@ -26,7 +26,9 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..units import Bytes, BytesPerSecond, Seconds, Watts
+from . import limits as L
 from .common import Strict
+from .limits import limited
 
 Confirmation = Literal["availability", "lead_time", "schedule", "sla", "price"]
 CONFIRMATIONS: tuple[Confirmation, ...] = ("availability", "lead_time", "schedule", "sla", "price")
@@ -71,8 +73,8 @@ class OfferPrice(Strict):
 
 class OfferSla(Strict):
     availability: float | None = Field(default=None, gt=0, le=1)
-    response_time: Seconds | None = Field(default=None, gt=0)
-    restore_time: Seconds | None = Field(default=None, gt=0)
+    response_time: Seconds | None = limited(None, gt=0, le=L.MAX_DURATION, why=L.DURATION)
+    restore_time: Seconds | None = limited(None, gt=0, le=L.MAX_DURATION, why=L.DURATION)
 
 
 class Offer(Strict):
