@@ -126,20 +126,24 @@ def _smallest_meeting(ladder: list[int], deadline_s: float, time_at: Callable[[i
 
     A walk up, then bisection between the last miss and the first hit. The walk jumps to the rung
     that a miss itself names: n GPUs that train in t need about n x t / deadline when scaling is
-    linear, so a miss by 4x moves four-fold, not one rung; where scaling is worse the next miss
-    moves on from there, and where it is better (more GPUs free memory for a faster layout) the
+    linear, so a miss by 4x moves four-fold, not one rung; where scaling is worse (a batch or a
+    fabric that stops the speed-up) each further miss at least doubles the stride, as in galloping
+    search (Bentley & Yao 1976); where it is better (more GPUs free memory for a faster layout) the
     bisection walks back. The bisection probes the rung just below the hit first, where a good
     jump lands the boundary, then halves. A count with no layout at all (a divisibility hole, or
     memory) says nothing about its neighbours: it is skipped rather than counted as a miss.
     """
-    miss, hit, i = -1, None, 0
+    miss, hit, i, stride = -1, None, 0, 1
     while i < len(ladder):
         t = time_at(ladder[i])
         if t <= deadline_s:
             hit = i
             break
         if math.isfinite(t):
-            miss, i = i, max(i + 1, bisect.bisect_left(ladder, ladder[i] * t / deadline_s))
+            named = bisect.bisect_left(ladder, ladder[i] * t / deadline_s) - i
+            step = max(named, stride)
+            stride = stride * 2 if named <= stride else 1   # the estimate keeps falling short: gallop
+            miss, i = i, i + step
         else:
             i += 1
     if hit is None:
