@@ -9,7 +9,7 @@ from typing import Any
 from ..quantity import info, quantity
 from ..reliability import ReliabilityLayer
 from ..storage.plan import StorageLayer
-from .sections_inference import Open, ServingParallelism
+from .sections_inference import Open, PlacedCompute, ServingParallelism
 
 
 class GenericObjective(Open):
@@ -30,15 +30,9 @@ class GenericObjective(Open):
     meets_target: bool | None = info("the run meets its target", default=None, headline=True)
 
 
-class GenericCompute(Open):
+class GenericCompute(PlacedCompute):
     """Layer 2 (generic): the accelerator, its count and its rate."""
 
-    accelerator: str | None = info("catalog accelerator id", default=None)
-    accelerator_name: str | None = info("the accelerator", default=None, headline=True)
-    system: str | None = info("catalog system id", default=None)
-    gpus: int | None = quantity("count", "GPUs", default=None, headline=True)
-    nodes: int | None = quantity("count", "nodes", default=None, headline=True)
-    gpus_per_node: int | None = quantity("count", "GPUs per node", default=None)
     parallelism: ServingParallelism | None = info("the parallel layout", default=None)
     precision: str | None = info("arithmetic precision", default=None)
     peak_flops_per_s: float | None = quantity("FLOP/s", "peak rate of one GPU at that precision", default=None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..quantity import info, quantity
-from .sections_inference import Open
+from .sections_inference import Open, PlacedCompute
 
 
 class HpcObjective(Open):
@@ -30,15 +30,9 @@ class HpcObjective(Open):
     meets_target: bool | None = info("the run meets its target", default=None, headline=True)
 
 
-class HpcCompute(Open):
+class HpcCompute(PlacedCompute):
     """Layer 2 (HPC): the accelerator, its count, memory and host per GPU."""
 
-    accelerator: str | None = info("catalog accelerator id", default=None)
-    accelerator_name: str | None = info("the accelerator", default=None, headline=True)
-    system: str | None = info("catalog system id", default=None)
-    gpus: int | None = quantity("count", "GPUs", default=None, headline=True)
-    nodes: int | None = quantity("count", "nodes", default=None, headline=True)
-    gpus_per_node: int | None = quantity("count", "GPUs per node", default=None)
     min_gpus_for_memory: int | None = quantity("count", "fewest GPUs whose memory holds the problem", default=None)
     memory_per_gpu_bytes: float | None = quantity("B", "device memory one GPU uses", default=None, headline=True)
     hbm_bytes: float | None = quantity("B", "HBM of one GPU", default=None)

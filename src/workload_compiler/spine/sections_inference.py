@@ -30,6 +30,17 @@ class Open(Doc):
         return {k: v for k, v in data.items() if k in keep} if isinstance(data, dict) else data
 
 
+class PlacedCompute(Open):
+    """Where a generic or HPC workload runs: the accelerator, the system and the GPU count."""
+
+    accelerator: str | None = info("catalog accelerator id", default=None)
+    accelerator_name: str | None = info("the accelerator", default=None, headline=True)
+    system: str | None = info("catalog system id", default=None)
+    gpus: int | None = quantity("count", "GPUs", default=None, headline=True)
+    nodes: int | None = quantity("count", "nodes", default=None, headline=True)
+    gpus_per_node: int | None = quantity("count", "GPUs per node", default=None)
+
+
 class InferenceObjective(Open):
     """Layer 1 (inference): the model, the traffic and the latency targets."""
 
