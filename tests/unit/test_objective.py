@@ -142,3 +142,23 @@ def test_deadline_search_reports_none_when_the_cap_is_too_small() -> None:
     found = gpus_for_deadline(1e12, DAY, lambda n: 10.0 * n, node_gpus=8, start_gpus=8, max_gpus=64)
     assert found.gpus is None and set(found.probes) <= set(gpu_ladder(8, 8, 64))
     assert found.time_to_train_s == pytest.approx(1e12 / 640)
+
+
+def test_a_second_pass_at_a_shorter_deadline_reuses_the_first_ones_misses() -> None:
+    """The goodput pass: what missed the longer deadline misses the shorter one; the walk starts
+    from the largest known miss and probes no count below it again, and still answers exactly."""
+    asked: list[int] = []
+
+    def tps(n: int) -> float:
+        asked.append(n)
+        return 1e3 * n**0.8
+
+    first = gpus_for_deadline(1e11, 1e5, tps, node_gpus=8, start_gpus=8, max_gpus=100_000)
+    asked.clear()
+    second = gpus_for_deadline(1e11, 0.3e5, tps, node_gpus=8, start_gpus=8, max_gpus=100_000,
+                               known=first.probes)
+    ladder = gpu_ladder(8, 8, 100_000)
+    assert second.gpus == next(n for n in ladder if time_to_train_s(1e11, 1e3 * n**0.8) <= 0.3e5)
+    largest_miss = max(n for n, t in first.probes.items() if t > 0.3e5)
+    assert asked and all(n > largest_miss for n in asked)
+    assert not set(asked) & set(first.probes)

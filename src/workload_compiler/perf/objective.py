@@ -88,7 +88,8 @@ class DeadlineSearch:
 
 
 def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Callable[[int], float],
-                      *, node_gpus: int, start_gpus: int, max_gpus: int) -> DeadlineSearch:
+                      *, node_gpus: int, start_gpus: int, max_gpus: int,
+                      known: dict[int, float] | None = None) -> DeadlineSearch:
     """Smallest GPU count on `gpu_ladder` whose best layout trains `tokens` within `deadline_s`.
 
     `best_tokens_per_s(n)` is the throughput of the best layout on n GPUs, 0 when no layout
@@ -97,6 +98,8 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
     searched as its two sub-ladders, 2^a nodes and 3 x 2^a nodes, each assumed monotone (more GPUs
     of the same factoring never train slower); the answer is the smaller of the two, and the
     second sub-ladder is searched only below the first one's answer. See `_smallest_meeting`.
+    `known`: times to train already found at some counts (an earlier pass at a longer deadline);
+    each walk starts from the largest count known to miss, since the rungs below it miss too.
     """
     if not deadline_s > 0:
         raise InputError("target.time_to_train", deadline_s, "a positive duration")
@@ -105,23 +108,29 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
 
     def time_at(n: int) -> float:
         if n not in probes:
-            probes[n] = time_to_train_s(tokens, best_tokens_per_s(n))
+            probes[n] = (known or {}).get(n) or time_to_train_s(tokens, best_tokens_per_s(n))
         return probes[n]
 
     def power_of_two(n: int) -> bool:
         k = n // node_gpus
         return k & (k - 1) == 0
 
-    first = _smallest_meeting([n for n in ladder if power_of_two(n)], deadline_s, time_at)
-    other = [n for n in ladder if not power_of_two(n) and (first is None or n < first)]
-    second = _smallest_meeting(other, deadline_s, time_at)
+    misses = {n for n, t in (known or {}).items() if deadline_s < t < math.inf}
+
+    def walk(rungs: list[int]) -> int | None:
+        start = max((j for j, n in enumerate(rungs) if n in misses), default=0)
+        return _smallest_meeting(rungs, deadline_s, time_at, start)
+
+    first = walk([n for n in ladder if power_of_two(n)])
+    second = walk([n for n in ladder if not power_of_two(n) and (first is None or n < first)])
     found = min((n for n in (first, second) if n is not None), default=None)
     if found is None:
         return DeadlineSearch(gpus=None, time_to_train_s=min(probes.values(), default=math.inf), probes=probes)
     return DeadlineSearch(gpus=found, time_to_train_s=probes[found], probes=probes)
 
 
-def _smallest_meeting(ladder: list[int], deadline_s: float, time_at: Callable[[int], float]) -> int | None:
+def _smallest_meeting(ladder: list[int], deadline_s: float, time_at: Callable[[int], float],
+                      start: int = 0) -> int | None:
     """Smallest count of `ladder` (ascending, time to train non-increasing) with time_at <= deadline.
 
     A walk up, then bisection between the last miss and the first hit. The walk jumps to the rung
@@ -133,7 +142,7 @@ def _smallest_meeting(ladder: list[int], deadline_s: float, time_at: Callable[[i
     jump lands the boundary, then halves. A count with no layout at all (a divisibility hole, or
     memory) says nothing about its neighbours: it is skipped rather than counted as a miss.
     """
-    miss, hit, i, stride = -1, None, 0, 1
+    miss, hit, i, stride = start - 1, None, start, 1
     while i < len(ladder):
         t = time_at(ladder[i])
         if t <= deadline_s:

@@ -15,7 +15,7 @@ from ..arch.model import ModelArch
 from ..intake.common import ParallelismIntake
 from ..perf.layout import Hardware, TrainingSetup
 from ..perf.memory import training_memory_bytes
-from ..perf.objective import gpus_for_deadline, min_gpus_for_flops, total_training_flops
+from ..perf.objective import gpus_for_deadline, min_gpus_for_flops, time_to_train_s, total_training_flops
 from ..perf.step_time import gemm_precision, training_step
 from .capacity import HoldBound, fewest_gpus_to_hold
 from .result import PlanResult, PublishedMfu
@@ -77,8 +77,9 @@ def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, to
         searches[n] = r
         return r.best.tokens_per_s if r.best else 0.0
 
+    known = {n: time_to_train_s(tokens, r.best.tokens_per_s) for n, r in (searched or {}).items() if r.best}
     found = gpus_for_deadline(tokens, deadline_s, best_tokens_per_s, node_gpus=hw.gpus_per_node,
-                              start_gpus=_start_gpus(flops_bound, hold), max_gpus=cap)
+                              start_gpus=_start_gpus(flops_bound, hold), max_gpus=cap, known=known)
     return DeadlinePlan(gpus=found.gpus, plan=searches.get(found.gpus) if found.gpus else None,
                         best_time_s=found.time_to_train_s, probes=found.probes,
                         flops_bound_gpus=flops_bound, hold=hold, total_flops=flops,
