@@ -112,7 +112,7 @@ def test_machine_info_from_files() -> None:
              "/sys/devices/pci/nvme/nvme0n1/nvme0n1p2/partition": "2\n",
              "/sys/block/nvme0n1/device/model": "SAMSUNG MZ1L2\n", "/sys/block/nvme0n1/queue/rotational": "0\n"}
     links = {"/sys/dev/block/259:2": "/sys/devices/pci/nvme/nvme0n1/nvme0n1p2"}
-    storage = storage_info("/work", (259, 2), files.get, links.get)
+    storage = storage_info("/data/run", (259, 2), files.get, links.get)   # a fixture path, read through files
     assert (storage.device, storage.model, storage.rotational, storage.filesystem) == ("nvme0n1", "SAMSUNG MZ1L2",
                                                                                         False, "ext4")
     m = machine_info(files.get, storage, hostname="h", kernel="6.1", python="CPython 3.12", libraries={"numpy": "2"})

@@ -20,6 +20,10 @@ TUNING_BYTES_PER_PARAM = {"fp8": 1.0, "nvfp4": 0.5}
 TUNING_KV_FRACTION = 0.95
 
 
+def _ceil_to(x: float, step: int) -> int:
+    return step * math.ceil(x / step)
+
+
 def trtllm_bench_caps(m: ServedModel, tp: int, pp: int, isl: int, osl: int,
                       device_memory_bytes: float) -> tuple[int, int]:
     """(max_batch_size, max_num_tokens) as trtllm-bench sets them: requests that fit 0.95 x (GPU
@@ -33,17 +37,8 @@ def trtllm_bench_caps(m: ServedModel, tp: int, pp: int, isl: int, osl: int,
     free = visible_memory_bytes(device_memory_bytes) * tp * pp - engine_bytes
     requests = TUNING_KV_FRACTION * free / (kv_per_token * (isl + osl))
     raw_bs = min(requests, 4096) / pp
-    if raw_bs < 256:
-        max_bs = max(64, 32 * math.ceil(raw_bs / 32))
-    elif raw_bs < 1024:
-        max_bs = 128 * math.ceil(raw_bs / 128)
-    else:
-        max_bs = 256 * math.ceil(raw_bs / 256)
+    max_bs = max(64, _ceil_to(raw_bs, 32)) if raw_bs < 256 else _ceil_to(raw_bs, 128 if raw_bs < 1024 else 256)
     raw_tokens = min(raw_bs * (1 + isl / osl), 32768)
-    if raw_tokens < 4096:
-        tokens = max(2048, 256 * math.ceil(raw_tokens / 256))
-    elif raw_tokens < 8192:
-        tokens = 512 * math.ceil(raw_tokens / 512)
-    else:
-        tokens = 1024 * math.ceil(raw_tokens / 1024)
+    tokens = (max(2048, _ceil_to(raw_tokens, 256)) if raw_tokens < 4096
+              else _ceil_to(raw_tokens, 512 if raw_tokens < 8192 else 1024))
     return max_bs, tokens

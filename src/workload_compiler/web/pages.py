@@ -78,11 +78,16 @@ async def _form(request: Request) -> tuple[dict[str, str], dict[str, tuple[str, 
     return values, files
 
 
+def _page_state(values: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The intake and pins the page carries in its hidden fields."""
+    return state_from_json(values.get("state_intake", "{}"), values.get("state_pins", "{}"))
+
+
 @router.post("/compile", response_class=HTMLResponse)
 async def compile_page(request: Request) -> HTMLResponse:
     values, files = await _form(request)
     kind = _kind(values.get("kind", "training"))
-    _, pins = state_from_json(values.get("state_intake", "{}"), values.get("state_pins", "{}"))
+    _, pins = _page_state(values)
     source = values.get("source", "fields")
     notes: list[str] = []
     if source == "yaml":
@@ -106,7 +111,7 @@ async def compile_page(request: Request) -> HTMLResponse:
 async def pin_page(request: Request) -> HTMLResponse:
     values, _ = await _form(request)
     kind = _kind(values.get("kind", "training"))
-    intake, pins = state_from_json(values.get("state_intake", "{}"), values.get("state_pins", "{}"))
+    intake, pins = _page_state(values)
     layer = values.get("active_layer", "")
     fields = {f.key: f for f in pin_fields(kind, layer)}
     for name, text in values.items():
@@ -122,7 +127,7 @@ async def pin_page(request: Request) -> HTMLResponse:
 async def save_page(request: Request) -> HTMLResponse:
     values, _ = await _form(request)
     kind = _kind(values.get("kind", "training"))
-    intake, pins = state_from_json(values.get("state_intake", "{}"), values.get("state_pins", "{}"))
+    intake, pins = _page_state(values)
     project = check_project_name(values.get("save_project", ""))
     rt = runtime(request)
     compiled: Compiled = rt.cache.compile(intake, pins)
@@ -157,7 +162,7 @@ def figure_svg(request: Request, key: str, name: str) -> Response:
 @router.post("/report.{fmt}")
 async def report_download(request: Request, fmt: str) -> Response:
     values, _ = await _form(request)
-    intake, pins = state_from_json(values.get("state_intake", "{}"), values.get("state_pins", "{}"))
+    intake, pins = _page_state(values)
     compiled = runtime(request).cache.compile(intake, pins)
     spec = compiled.spec if compiled.spec.sensitivity is not None or fmt == "md" else with_sensitivity(compiled.spec)
     return report_response(spec, intake, fmt, None)
