@@ -1,6 +1,7 @@
 """A layout the memory model puts just above the HBM, within the model's held-out error on measured
-peaks (catalog/data/uncertainty.yaml training_memory), compiles as a tight fit with a warning; one
-beyond the error stays "does not fit" (planner/tight_memory.py)."""
+peaks (catalog/data/uncertainty.yaml training_memory) or with tensors that fit without the fitted
+runtime reserve (perf/fitted_memory.py), compiles as a tight fit with a warning; one beyond both
+stays "does not fit" (planner/tight_memory.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from workload_compiler.arch.presets import preset_arch
 from workload_compiler.catalog.loader import load_catalog
 from workload_compiler.intake.common import ParallelismIntake
+from workload_compiler.perf.fitted_memory import RUNTIME_FIXED_BYTES, RUNTIME_FRACTION
 from workload_compiler.perf.layout import Hardware, TrainingSetup
 from workload_compiler.planner.search import MEMORY_REASON, search
 from workload_compiler.planner.tight_memory import memory_fit_margin, search_at_count
@@ -43,8 +45,24 @@ def test_within_the_error_is_a_tight_fit_with_a_warning() -> None:
     assert plan.warnings and plan.warnings[0].startswith("memory tight")
 
 
-def test_beyond_the_error_does_not_fit() -> None:
+def _tensors(need: float) -> float:
+    """The modeled tensors of a total: total = fixed + (1 + fraction) x tensors."""
+    return (need - RUNTIME_FIXED_BYTES) / (1.0 + RUNTIME_FRACTION)
+
+
+def test_tensors_that_fit_without_the_runtime_reserve_are_a_tight_fit_that_names_the_reserve() -> None:
     margin, _ = memory_fit_margin()
-    hw, _ = _hw_with_hbm(1.0 / (1.0 + 2 * margin))
-    plan = search_at_count(ARCH, SETUP, hw, 16, PINS)
+    hw, need = _hw_with_hbm(1.0)
+    hbm = _tensors(need) * 1.001                  # the tensors fit, the reserve on top does not
+    assert need / hbm - 1.0 > margin              # beyond the measured error: only the reserve band applies
+    plan = search_at_count(ARCH, SETUP, dataclasses.replace(hw, hbm_bytes=hbm), 16, PINS)
+    assert plan.best is not None and plan.best.memory_per_gpu_bytes == pytest.approx(need)
+    assert plan.warnings[0].startswith("memory tight") and "runtime reserve" in plan.warnings[0]
+
+
+def test_beyond_the_error_and_the_reserve_does_not_fit() -> None:
+    margin, _ = memory_fit_margin()
+    hw, need = _hw_with_hbm(1.0)
+    hbm = min(need / (1.0 + 2 * margin), _tensors(need) * 0.99)
+    plan = search_at_count(ARCH, SETUP, dataclasses.replace(hw, hbm_bytes=hbm), 16, PINS)
     assert plan.best is None and plan.infeasible is not None and plan.infeasible[0] == MEMORY_REASON

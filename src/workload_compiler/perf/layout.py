@@ -25,7 +25,7 @@ FloatArray = npt.NDArray[np.float64]
 # the norms' outputs and the activation functions' outputs are recomputed, no GEMM runs again.
 RECOMPUTE_CODES: dict[str, int] = {"none": 0, "selective": 1, "full": 2, "op_selective": 3, "modules": 4}
 RECOMPUTE_NAMES: dict[int, str] = {v: k for k, v in RECOMPUTE_CODES.items()}
-STAGE_FIELDS = ("first_layers", "mid_layers", "last_layers", "mid_mtp")
+STAGE_FIELDS = ("first_layers", "mid_layers", "last_layers", "mid_mtp", "first_lead", "mid_lead", "last_lead")
 # Training precisions -> the tensor-core peak their GEMMs run at. fp8 is per-tensor scaling (delayed
 # or current); fp8_blockwise is DeepSeek-V3's 1x128 activation / 128x128 weight blocks
 # (arXiv:2412.19437 §3.3.2; Megatron-Core --fp8-recipe blockwise); mxfp8 the OCP MX format (32-element
@@ -61,11 +61,16 @@ class Layout:
     mid_layers: IntArray = dataclasses.field(default_factory=lambda: np.asarray(-1))
     last_layers: IntArray = dataclasses.field(default_factory=lambda: np.asarray(-1))
     mid_mtp: IntArray = dataclasses.field(default_factory=lambda: np.asarray(0))  # MTP modules on a middle rank
+    # Decoder layers in chunk 0 of those ranks (perf/schedule_peak.py: chunk 0 has the most micro-batches
+    # in flight); -1: the rank's layers spread evenly over its vp chunks.
+    first_lead: IntArray = dataclasses.field(default_factory=lambda: np.asarray(-1))
+    mid_lead: IntArray = dataclasses.field(default_factory=lambda: np.asarray(-1))
+    last_lead: IntArray = dataclasses.field(default_factory=lambda: np.asarray(-1))
 
     @classmethod
     def of(cls, **values: Any) -> Layout:
         """Build from scalars or sequences; every field must be given except the stage split
-        (first_layers, mid_layers, last_layers, mid_mtp: the even split by default)."""
+        (first_layers, mid_layers, last_layers, mid_mtp and the chunk-0 leads: the even split by default)."""
         arrays: dict[str, Any] = {}
         for f in fields(cls):
             if f.name not in values and f.name in STAGE_FIELDS:

@@ -138,7 +138,7 @@ def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
     loss = per_logit * tokens * (arch.vocab_size * inv_tp)
     loss_over = np.maximum(loss - work, 0.0)     # the loss peak and the working set do not overlap
     inv_sp = inv_tp + (~layout.sp) * (1.0 - inv_tp)
-    kept = (1.0 - fw.activation_offload_fraction) / vp
+    kept = 1.0 - fw.activation_offload_fraction
 
     dense_states = state_coefficients(zero, dp * cp, rp.dense_layer, multi, sb, fw)
     # routed experts over the expert data-parallel group tp * cp * dp / (ep * etp)
@@ -158,7 +158,9 @@ def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
             if fw.lowp_primary_weights:      # the low-precision copy is the parameter
                 w = w - sb.weights * gemm
         per_layer = (n - moe_n) * kind_tabs[0] + (moe_n + st.mtp[k]) * kind_tabs[-1]   # MTP: the last kind
-        stored = tokens * per_layer * (st.in_flight[k] * kept)
+        # micro-batches each layer keeps at the rank's peak (chunk 0 may be lighter: perf/schedule_peak.py)
+        per_layer_flight = np.where(n > 0.0, st.stored[k] / np.maximum(n, 1.0), st.in_flight[k] / vp)
+        stored = tokens * per_layer * (per_layer_flight * kept)
         head_in = tokens * (4.0 * h) * inv_sp          # the final norm's and the head's inputs
         act = stored + rp.has_head[k] * (head_in + loss_over) + work
         if fw.step_grad_copy_bytes:    # the step's gradient copy and the activations never coexist

@@ -51,6 +51,37 @@ class ParsedLayout:
                 return r
         return None
 
+    def representative(self) -> RankShapes:
+        """The first, the busiest middle and the last rank (perf/stages.py): decoder layers, MTP
+        modules on that middle rank, and the decoder layers of each one's chunk 0."""
+        counts = self.decoder_layers_per_rank()
+
+        def lead(rank: int) -> int:
+            return self.rank_stages(rank)[0].count("t")
+
+        if self.pp == 1:
+            return RankShapes(counts[0], 0, 0, 0, (counts[0], -1, -1))
+        middle = range(1, self.pp - 1)
+        mtp = self.mtp_rank()
+        # the busiest middle rank by work: an MTP module costs about a layer plus the output head
+        busiest = max(middle, key=lambda r: counts[r] + 2 * (r == mtp), default=None)
+        if busiest is None:
+            return RankShapes(counts[0], 0, counts[-1], 0, (lead(0), -1, lead(self.pp - 1)))
+        mid_mtp = sum(s.count("m") for s in self.rank_stages(busiest))
+        return RankShapes(counts[0], counts[busiest], counts[-1], mid_mtp,
+                          (lead(0), lead(busiest), lead(self.pp - 1)))
+
+
+@dataclass(frozen=True)
+class RankShapes:
+    """Decoder layers of the representative ranks and of their chunk 0 (-1 where a rank is absent)."""
+
+    first: int
+    mid: int
+    last: int
+    mid_mtp: int
+    leads: tuple[int, int, int]
+
 
 class _Parser:
     def __init__(self, text: str) -> None:
@@ -115,11 +146,14 @@ class _Parser:
             raise self.error(f"unknown token {ch!r}")
 
 
+def expand_layout(text: str, pp: int) -> ParsedLayout:
+    """The stages of a layout, syntax checked only (a layout the planner wrote, read back)."""
+    return ParsedLayout(stages=tuple(_Parser(text).sequence("").split("|")), pp=pp)
+
+
 def parse_layout(text: str, pp: int, layers: int, mtp_layers: int = 0) -> ParsedLayout:
     """Parse and validate a layout for `pp` pipeline ranks and a model of `layers` decoder layers."""
-    parser = _Parser(text)
-    expanded = parser.sequence("")
-    stages = tuple(expanded.split("|"))
+    stages = expand_layout(text, max(pp, 1)).stages
     flat = "".join(stages)
 
     def bad(what: str) -> InputError:
@@ -142,4 +176,4 @@ def parse_layout(text: str, pp: int, layers: int, mtp_layers: int = 0) -> Parsed
     return ParsedLayout(stages=stages, pp=pp)
 
 
-__all__ = ["FIELD", "ParsedLayout", "parse_layout"]
+__all__ = ["FIELD", "ParsedLayout", "RankShapes", "expand_layout", "parse_layout"]

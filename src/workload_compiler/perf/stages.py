@@ -18,9 +18,12 @@ Splits of L decoder layers over pp ranks (`Layout.first_layers` etc.; the planne
 - pinned: `first_stage_layers` / `last_stage_layers` (`--decoder-first/last-pipeline-num-layers`,
   the rest spread evenly over the middle ranks) or a `pipeline_layout` string.
 
-In flight (Megatron-Core schedules.py): 1F1B keeps min(pp - r, m) micro-batches on rank r;
-interleaved 1F1B keeps min((pp - r - 1) * 2 + (vp - 1) * pp + 1, m * vp) model chunks, each of
-layers_r / vp layers (Korthikanti et al. 2022 §4.2.3).
+Chunks with interleaving: the even split and pinned first/last stage layers give every chunk of a
+rank layers_r / vp layers (Megatron-Core asserts they divide). The balanced split puts the
+embedding's and the loss's slots in the first rank's chunk 0 and the last rank's last chunk, as
+Megatron-Core's account-for-embedding/loss does per virtual stage; left-over layers go to the later
+chunks, so chunk 0, the one with the most micro-batches in flight, is the lightest
+(`balanced_leads`). In flight and the layers stored at the peak: perf/schedule_peak.py.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import numpy as np
 
 from ..arch.model import ModelArch
 from .layout import FloatArray, IntArray, Layout
+from .schedule_peak import chunks_in_flight, stored_layer_microbatches
 
 EVEN, BALANCED = 0, 1
 SPLIT_NAMES = {EVEN: "even", BALANCED: "balanced"}
@@ -44,7 +48,7 @@ class Stages:
     mtp: tuple[FloatArray, FloatArray, FloatArray]         # MTP modules on the rank
     present: tuple[FloatArray, FloatArray, FloatArray]     # 1.0 where the rank exists
     in_flight: tuple[FloatArray, FloatArray, FloatArray]   # chunks in flight (vp > 1) or micro-batches
-    chunk_layers: tuple[FloatArray, FloatArray, FloatArray]  # decoder layers per model chunk
+    stored: tuple[FloatArray, FloatArray, FloatArray]      # layer-micro-batches stored at the peak
     moe_layers: tuple[FloatArray, FloatArray, FloatArray]  # of the decoder layers, those with experts
 
 
@@ -61,6 +65,33 @@ def balanced_split(layers: int, pp: IntArray) -> tuple[IntArray, IntArray, IntAr
     mid = np.where(pp >= 3, q + (r > 0), 0)
     last = np.where(single, 0, q + (r > middles + 1) - 1)
     return first.astype(np.int64), mid.astype(np.int64), last.astype(np.int64)
+
+
+def balanced_leads(first: IntArray, mid: IntArray, last: IntArray, vp: IntArray,
+                   ) -> tuple[IntArray, IntArray, IntArray]:
+    """Decoder layers in chunk 0 of the first, middle and last rank under the balanced split: the
+    first rank's chunk 0 holds the embedding's slot and the floor share of its slots, a middle rank's
+    the floor share of its layers, the last rank's the ceiling share of its slots (its last chunk
+    holds the loss's slot and the floor share)."""
+    vp = np.maximum(np.asarray(vp, dtype=np.int64), 1)
+    first, mid, last = (np.asarray(x, dtype=np.int64) for x in (first, mid, last))
+    single = vp == 1
+    lead_first = np.where(single, first, np.maximum((first + 1) // vp - 1, 0))
+    lead_mid = np.where(single, mid, mid // vp)
+    lead_last = np.where(single, last, np.minimum(-(-(last + 1) // vp), last))
+    return lead_first, lead_mid, lead_last
+
+
+def chunk_layers(layers: int, lead: int, vp: int, *, larger_later: bool = True) -> list[int]:
+    """A rank's decoder layers per chunk: `lead` in chunk 0 (-1: the even share), the rest spread
+    over the other chunks, larger chunks later (the last rank: earlier, its last chunk holds the loss)."""
+    if vp == 1:
+        return [layers]
+    if lead < 0:
+        lead = layers // vp
+    q, r = divmod(layers - lead, vp - 1)
+    rest = [q + (c >= vp - 1 - r if larger_later else c < r) for c in range(vp - 1)]
+    return [lead, *rest]
 
 
 def even_split(layers: int, pp: IntArray, vp: IntArray) -> tuple[IntArray, IntArray, IntArray]:
@@ -116,13 +147,7 @@ def resolve_stages(arch: ModelArch, layout: Layout, micro: FloatArray) -> Stages
     has_last = 1.0 - single
     mid_mtp = layout.mid_mtp.astype(f8) * has_mid
     mtp_last = np.maximum(float(mtp_layers) - mid_mtp, 0.0)
-    il = (vp > 1.0).astype(f8)
     m = np.asarray(micro, dtype=f8)
-
-    def flight(rank: FloatArray | float) -> FloatArray:
-        plain = np.minimum(pp - rank, m)
-        inter = np.minimum((pp - rank - 1.0) * 2.0 + (vp - 1.0) * pp + 1.0, m * vp)
-        return np.asarray(plain + il * (inter - plain), dtype=f8)
 
     shape = layout.shape
 
@@ -134,24 +159,33 @@ def resolve_stages(arch: ModelArch, layout: Layout, micro: FloatArray) -> Stages
     n = (first, mid * has_mid, last * has_last)
     starts = (0.0 * pp, first / vp, np.maximum(layers - n[2], 0.0) / vp)
     moe = tuple(b(_moe_on_rank(n[k], starts[k], vp, arch)) for k in range(3))
+    ranks = (0.0, 1.0, pp - 1.0)
+    leads = (layout.first_lead, layout.mid_lead, layout.last_lead)
+
+    def stored(k: int) -> FloatArray:
+        lead = np.where(leads[k] < 0, n[k] / vp, leads[k])
+        return b(stored_layer_microbatches(pp, vp, ranks[k], m, n[k], lead))
+
+    def flight(k: int) -> FloatArray:
+        return b(chunks_in_flight(pp, vp, ranks[k], m))
     return Stages(
         layers=(b(n[0]), b(n[1]), b(n[2])),
         moe_layers=(moe[0], moe[1], moe[2]),
         mtp=(b(single * mtp_layers), b(mid_mtp), b(has_last * mtp_last)),
         present=(b(1.0), b(has_mid), b(has_last)),
-        in_flight=(b(flight(0.0)), b(flight(1.0)), b(flight(pp - 1.0))),
-        chunk_layers=(b(first / vp), b(mid / vp), b(last / vp)),
+        in_flight=(flight(0), flight(1), flight(2)),
+        stored=(stored(0), stored(1), stored(2)),
     )
 
 
-def layout_string(first: int, mid: int, last: int, pp: int, vp: int, mtp_on_last: int = 0) -> str:
-    """A Megatron-Core `--pipeline-model-parallel-layout` that realizes the split, chunks of each
-    rank as equal as possible (larger chunks first)."""
-    def chunks(n: int) -> list[int]:
-        q, r = divmod(n, vp)
-        return [q + (c < r) for c in range(vp)]
-
-    per_rank = [chunks(first)] + [chunks(mid) for _ in range(max(pp - 2, 0))] + ([chunks(last)] if pp > 1 else [])
+def layout_string(first: int, mid: int, last: int, pp: int, vp: int, mtp_on_last: int = 0,
+                  leads: tuple[int, int, int] = (-1, -1, -1)) -> str:
+    """A Megatron-Core `--pipeline-model-parallel-layout` that realizes the split with chunk 0 of
+    each rank holding `leads` layers (`chunk_layers`)."""
+    per_rank = [chunk_layers(first, leads[0], vp)] + [chunk_layers(mid, leads[1], vp)
+                                                      for _ in range(max(pp - 2, 0))]
+    if pp > 1:
+        per_rank.append(chunk_layers(last, leads[2], vp, larger_later=False))
     stages: list[str] = []
     for c in range(vp):
         for r in range(pp):
@@ -193,5 +227,6 @@ def _compress(text: str) -> str:
     return "".join(pieces)
 
 
-__all__ = ["BALANCED", "EVEN", "SPLIT_NAMES", "Stages", "balanced_split", "even_split", "layout_string",
+__all__ = ["BALANCED", "EVEN", "SPLIT_NAMES", "Stages", "balanced_leads", "balanced_split", "chunk_layers",
+           "even_split", "layout_string",
            "pinned_split", "resolve_stages"]

@@ -41,7 +41,7 @@ import numpy.typing as npt
 from ..arch.model import ModelArch
 from ..intake.common import ParallelismIntake
 from ..perf.layout import RECOMPUTE_CODES, Hardware, IntArray, Layout, TrainingSetup
-from ..perf.stages import BALANCED, EVEN, balanced_split, even_split
+from ..perf.stages import BALANCED, EVEN, balanced_leads, balanced_split, even_split
 from .stage_pins import StagePin, stage_pin
 
 PINNED = 2   # the split axis value of a split the intake pins
@@ -228,8 +228,11 @@ def rules(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space) -> 
         ("batch not divisible by dp x micro-batch", lambda v: gbs % (v["dp"] * v["mbs"]) == 0),
         ("interleaving needs micro-batches divisible by pp",
          lambda v: (v["vp"] == 1) | ((gbs // (v["dp"] * v["mbs"])) % v["pp"] == 0)),
-        ("zero > 0 needs dp > 1", lambda v: (v["zero"] == 0) | (v["dp"] > 1)),
     ]
+    if 0 in space.zero:
+        # at dp 1 there is nothing to shard: zero > 0 is zero 0 again. A pinned zero > 0 stays
+        # (Megatron-Core takes --use-distributed-optimizer at dp 1 and shards nothing).
+        out.append(("zero > 0 at dp 1 repeats zero 0", lambda v: (v["zero"] == 0) | (v["dp"] > 1)))
     if arch.is_moe:
         out.append(("ep x etp does not divide tp x cp x dp",
                     lambda v: (v["tp"] * v["cp"] * v["dp"]) % (v["ep"] * v["etp"]) == 0))
@@ -246,23 +249,28 @@ def _same_as_even(layers: int, v: Values) -> BoolArray:
     return np.asarray(even_ok & (first == per) & (last == per) & ((v["pp"] < 3) | (mid == per)))
 
 
-def stage_layers(values: Values, space: Space) -> tuple[IntArray, IntArray, IntArray, IntArray]:
-    """(first, middle, last, MTP on the middle) decoder layers of each layout's split."""
+def stage_layers(values: Values, space: Space) -> tuple[IntArray, ...]:
+    """(first, middle, last, MTP on the middle, and the chunk-0 layers of first, middle and last)
+    decoder layers of each layout's split."""
     pp, vp, split = values["pp"], values["vp"], values["split"]
     even = even_split(space.layers, pp, vp)
     bal = balanced_split(space.layers, pp)
-    zeros = np.zeros(np.shape(pp), dtype=np.int64)
-    out = [np.where(split == BALANCED, b, e) for e, b in zip(even, bal, strict=True)] + [zeros]
+    minus = np.full(np.shape(pp), -1, dtype=np.int64)
+    out = [np.where(split == BALANCED, b, e) for e, b in zip(even, bal, strict=True)] + [minus + 1]
+    leads = [np.where(split == BALANCED, b, -1) for b in balanced_leads(bal[0], bal[1], bal[2], vp)]
     if space.stage_pin is not None:
         pinned = space.stage_pin.split(space.layers, pp, vp)
         out = [np.where(split == PINNED, p, o) for p, o in zip(pinned, out, strict=True)]
-    return out[0], out[1], out[2], out[3]
+        pinned_leads = space.stage_pin.chunk_leads(space.layers, pp, vp)
+        leads = [np.where(split == PINNED, p, o) for p, o in zip(pinned_leads, leads, strict=True)]
+    return (*out, *leads)
 
 
 def layout_of(values: Values, space: Space) -> Layout:
     """A Layout (NumPy arrays) from decoded axis values."""
-    first, mid, last, mid_mtp = stage_layers(values, space)
+    first, mid, last, mid_mtp, lead_first, lead_mid, lead_last = stage_layers(values, space)
     return Layout(tp=values["tp"], pp=values["pp"], dp=values["dp"], cp=values["cp"], ep=values["ep"],
                   etp=values["etp"], vp=values["vp"], mbs=values["mbs"], recompute=values["recompute"],
                   sp=space.sequence_parallel(values["tp"]), zero=values["zero"], first_layers=first,
-                  mid_layers=mid, last_layers=last, mid_mtp=mid_mtp)
+                  mid_layers=mid, last_layers=last, mid_mtp=mid_mtp, first_lead=lead_first,
+                  mid_lead=lead_mid, last_lead=lead_last)

@@ -55,13 +55,18 @@ class RankedLayout:
     def layout(self) -> Layout:
         """The perf model's `Layout` of this one layout (shape () arrays)."""
         from ..perf.layout import RECOMPUTE_CODES
+        from ..perf.pipeline_layout import expand_layout
         split = self.pp > 1
+        # the chunk-0 layers the layout string spells out (the planner wrote it from the same split)
+        leads = expand_layout(self.pipeline_layout, self.pp).representative().leads \
+            if split and self.pipeline_layout else (-1, -1, -1)
         return Layout.of(tp=self.tp, pp=self.pp, dp=self.dp, cp=self.cp, ep=self.ep, etp=self.etp, vp=self.vp,
                          mbs=self.micro_batch_size, recompute=RECOMPUTE_CODES[self.recompute],
                          sp=self.sequence_parallel, zero=self.zero_stage,
                          first_layers=self.first_stage_layers if split else -1,
                          mid_layers=self.middle_stage_layers if split else -1,
-                         last_layers=self.last_stage_layers if split else -1, mid_mtp=self.middle_stage_mtp)
+                         last_layers=self.last_stage_layers if split else -1, mid_mtp=self.middle_stage_mtp,
+                         first_lead=leads[0], mid_lead=leads[1], last_lead=leads[2])
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -95,7 +95,8 @@ def _split_of(arch: ModelArch, layout: Layout, j: int, n: int,
     if pp == 1:
         return first, 0, 0, None, 0
     mid_mtp = at("mid_mtp")
-    text = pinned_text or layout_string(first, mid, last, pp, vp, arch.mtp_layers)
+    leads = (at("first_lead"), at("mid_lead"), at("last_lead"))
+    text = pinned_text or layout_string(first, mid, last, pp, vp, arch.mtp_layers, leads)
     return first, mid, last, text, mid_mtp
 
 

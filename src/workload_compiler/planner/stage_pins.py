@@ -37,6 +37,7 @@ class StagePin:
     embedding_slot: int = 0           # account-for-embedding / loss slots (0 or 1 each)
     loss_slot: int = 0
     layout: tuple[int, int, int, int] | None = None   # (first, busiest middle, last, MTP on that middle)
+    leads: tuple[int, int, int] = (-1, -1, -1)        # their chunk-0 decoder layers (-1: even chunks)
     layout_pp: int = 0
     layout_vp: int = 0
     text: str = ""
@@ -61,6 +62,21 @@ class StagePin:
             return first, np.where(pp >= 3, per, 0), last, zeros
         pf, pm, pl = pinned_split(layers, pp, self.first, self.last)
         return pf, pm, pl, zeros
+
+    def chunk_leads(self, layers: int, pp: IntArray, vp: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+        """Decoder layers of chunk 0 on the first, middle and last rank (-1: the rank's even share).
+        Megatron-Core's account-for-embedding/loss gives every virtual stage slots / (pp vp) slots,
+        so the embedding's (loss's) slot makes the first (last) rank's chunk 0 (last chunk) lighter."""
+        pp, vp = np.asarray(pp, dtype=np.int64), np.asarray(vp, dtype=np.int64)
+        minus = np.full(np.broadcast_shapes(pp.shape, vp.shape), -1, dtype=np.int64)
+        if self.layout is not None:
+            return minus + 1 + self.leads[0], minus + 1 + self.leads[1], minus + 1 + self.leads[2]
+        if not self.accounting:
+            return minus, minus, minus
+        per_chunk = (layers + self.embedding_slot + self.loss_slot) // np.maximum(pp * vp, 1)
+        interleaved = vp > 1
+        first = np.where(interleaved, per_chunk - self.embedding_slot, -1)
+        return first, minus, np.where(interleaved, per_chunk, -1)
 
     def ok(self, layers: int, pp: IntArray, vp: IntArray) -> np.ndarray:
         """Where Megatron-Core accepts the split (its assertions, per pp and vp)."""
@@ -97,18 +113,9 @@ def stage_pin(pins: ParallelismIntake, arch: ModelArch) -> StagePin | None:
         if pins.vp is not None and pins.vp != parsed.vp:
             raise InputError(P + "vp", pins.vp, f"{parsed.vp}: the layout has {len(parsed.stages)} stages "
                              f"over pp = {pins.pp} ranks")
-        counts = parsed.decoder_layers_per_rank()
-        mtp_rank = parsed.mtp_rank()
-        if pins.pp == 1:
-            return StagePin(layout=(counts[0], 0, 0, 0), layout_pp=1, layout_vp=parsed.vp, text=pins.pipeline_layout)
-        middle = list(range(1, pins.pp - 1))
-        mtp_mid = mtp_rank if mtp_rank in middle else None
-        # the busiest middle rank by work: an MTP module costs about a layer plus the output head
-        busiest = max(middle, key=lambda r: counts[r] + 2 * (r == mtp_mid), default=None)
-        mid = counts[busiest] if busiest is not None else 0
-        mid_mtp = arch.mtp_layers if busiest is not None and busiest == mtp_mid else 0
-        return StagePin(layout=(counts[0], mid, counts[-1], mid_mtp), layout_pp=pins.pp, layout_vp=parsed.vp,
-                        text=pins.pipeline_layout)
+        shape = parsed.representative()
+        return StagePin(layout=(shape.first, shape.mid, shape.last, shape.mid_mtp), leads=shape.leads,
+                        layout_pp=pins.pp, layout_vp=parsed.vp, text=pins.pipeline_layout)
     if flags and account:
         raise InputError(P + "first_stage_layers", pins.first_stage_layers,
                          "first/last_stage_layers or embedding/loss_as_layer, not both (Megatron-Core asserts "

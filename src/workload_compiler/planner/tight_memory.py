@@ -8,6 +8,13 @@ runs again with HBM x (1 + e_high); a layout found there is returned with a warn
 overshoot and the error it lies within. Beyond the band it stays "does not fit". The planner's
 choice between counts (the deadline search, the fewest nodes) stays strict: only the answer at a
 count is relaxed, for compile and plan alike.
+
+A second band covers the runtime reserve (perf/fitted_memory.py: allocator fragmentation and
+communication buffers, fitted on PyTorch caching-allocator peaks at the *largest* value the runs
+that ran allow, its split weakly determined). A layout whose modeled tensors fit in the HBM but not
+with that reserve on top runs where the stack keeps its reserve small (the Llama 3 team profiled
+and deallocated tensors to pre-train 405B without recompute, arXiv:2407.21783 §3.3.2); the warning
+says so and names the reserve.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from typing import Any
 from ..arch.model import ModelArch
 from ..catalog.loader import package_yaml
 from ..intake.common import ParallelismIntake
+from ..perf.fitted_memory import runtime_constants
 from ..perf.layout import Hardware, TrainingSetup
 from ..units import format_bytes_decimal
 from .result import PlanResult
@@ -45,17 +53,27 @@ def search_at_count(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: i
     if plan.best is not None or plan.infeasible is None or plan.infeasible[0] != MEMORY_REASON:
         return plan
     margin, basis = memory_fit_margin()
-    if margin <= 0.0:
+    fixed, fraction = runtime_constants(setup.framework.allocator)
+    # total = fixed + (1 + fraction) * tensors, so tensors <= HBM is total <= HBM * (1 + this)
+    reserve = (fixed + fraction * hw.hbm_bytes) / hw.hbm_bytes
+    if max(margin, reserve) <= 0.0:
         return plan
-    tight = search(arch, setup, hw, gpus, pins, memory_margin=margin, **kwargs)
+    tight = search(arch, setup, hw, gpus, pins, memory_margin=max(margin, reserve), **kwargs)
     best = tight.best
     if best is None:
         return plan
-    over = best.memory_per_gpu_bytes / hw.hbm_bytes - 1.0
-    warning = (f"memory tight: the best layout needs {format_bytes_decimal(best.memory_per_gpu_bytes)} per GPU, "
-               f"{over:.1%} above the {format_bytes_decimal(hw.hbm_bytes)} of {hw.accelerator_id}, within "
-               f"{basis}: it may run; measure its peak (wkc profile) before committing, or take more GPUs "
-               f"or recompute")
+    need = best.memory_per_gpu_bytes
+    over = need / hw.hbm_bytes - 1.0
+    head = (f"memory tight: the best layout needs {format_bytes_decimal(need)} per GPU, {over:.1%} above the "
+            f"{format_bytes_decimal(hw.hbm_bytes)} of {hw.accelerator_id}")
+    if over <= margin:
+        why = f"within {basis}: it may run"
+    else:
+        tensors = (need - fixed) / (1.0 + fraction)
+        why = (f"its tensors ({format_bytes_decimal(tensors)}) fit, the typical runtime reserve "
+               f"({format_bytes_decimal(need - tensors)}, fitted on PyTorch caching-allocator peaks) does not: it "
+               f"runs only with a lean allocator (expandable segments, tensors freed early)")
+    warning = (f"{head}; {why}; measure its peak (wkc profile) before committing, or take more GPUs or recompute")
     return dataclasses.replace(tight, warnings=[warning, *tight.warnings])
 
 
