@@ -46,8 +46,9 @@ CASES = [(pp, vp, m_per, rank, lead, rest)
 def test_peak_matches_the_replayed_schedule(pp: int, vp: int, m_per: int, rank: int, lead: int, rest: int) -> None:
     micro = m_per * pp          # Megatron-Core's interleaving needs m to be a multiple of pp (N = pp)
     chunks = [lead] + [rest] * (vp - 1)
-    got = stored_layer_microbatches(np.asarray(float(pp)), np.asarray(float(vp)), float(rank),
-                                    np.asarray(float(micro)), np.asarray(float(sum(chunks))), np.asarray(float(lead)))
+    pp_a, vp_a, m_a = np.asarray(float(pp)), np.asarray(float(vp)), np.asarray(float(micro))
+    got = stored_layer_microbatches(pp_a, vp_a, chunks_in_flight(pp_a, vp_a, float(rank), m_a), m_a,
+                                    np.asarray(float(sum(chunks))), np.asarray(float(lead)))
     assert float(got) == replay_peak(pp, vp, rank, micro, chunks)
 
 
@@ -57,7 +58,7 @@ def test_llama3_405b_schedule_keeps_16_microbatches_of_each_layer() -> None:
     GPUs. 143 chunk micro-batches are alive on rank 0 at its peak, 31 of them the empty chunk 0."""
     f = chunks_in_flight(np.asarray(16.0), np.asarray(8.0), 0.0, np.asarray(32.0))
     assert float(f) == 143
-    got = stored_layer_microbatches(np.asarray(16.0), np.asarray(8.0), 0.0, np.asarray(32.0),
+    got = stored_layer_microbatches(np.asarray(16.0), np.asarray(8.0), f, np.asarray(32.0),
                                     np.asarray(7.0), np.asarray(0.0))
     assert float(got) == 112 == replay_peak(16, 8, 0, 32, [0] + [1] * 7)
 
@@ -66,5 +67,5 @@ def test_uniform_chunks_reduce_to_chunks_in_flight_times_chunk_layers() -> None:
     """Equal chunks: F x n / vp (Korthikanti et al. 2022 §4.2.3), whatever the schedule's order."""
     pp, vp, micro = np.asarray([4.0, 8.0]), np.asarray([2.0, 4.0]), np.asarray([8.0, 16.0])
     n = vp * 3.0
-    got = stored_layer_microbatches(pp, vp, 0.0, micro, n, n / vp)
-    assert np.allclose(got, chunks_in_flight(pp, vp, 0.0, micro) * 3.0)
+    f = chunks_in_flight(pp, vp, 0.0, micro)
+    assert np.allclose(stored_layer_microbatches(pp, vp, f, micro, n, n / vp), f * 3.0)

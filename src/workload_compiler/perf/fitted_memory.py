@@ -13,21 +13,22 @@ on /work/shared/calibration only, with every framework profile and the rest of t
 - the 18 measured peaks of training_public.yaml (`measured.memory_gib_per_gpu`: torchtitan_2412
   Tables 1-6, Llama 3.1 8B/70B/405B, FSDP2, TP, PP, CP on H100 96 GB; torchtitan logs
   `torch.cuda.max_memory_reserved`, the caching allocator's peak),
-- as upper bounds, the 217 records of training_public.yaml and training_added.yaml that state a
+- as upper bounds, the 216 records of training_public.yaml and training_added.yaml that state a
   layout and a micro-batch and compile through the user's path (validation/record_layout.py; every
   one ran, so modeled + reserve <= the GPU's memory), among them llm-foundry's 77 FSDP rows tuned
   to the memory limit;
 on a 0.25 GiB x 0.25 % grid: the pair that minimizes the largest relative error on the peaks,
-ties by the mean one, among the pairs under which every run that ran fits. One run
-(nemo2407_h100_fp8_sft_llama2_70b: dp = 1, so the distributed optimizer shards nothing and the
-modeled states alone exceed the GPU) bounds nothing and is reported, not fitted.
+ties by the mean one, among the pairs under which every run that ran fits. One more run
+(nemo2407_h100_fp8_sft_llama2_70b) is listed as not expressible (validation/data/
+training_sources.yaml): at dp = 1 nothing is sharded and Megatron-Core's model states alone exceed
+the GPU, and the record does not say which optimizer state layout its fine-tuning ran.
 Fitted on 2026-12 (the calibration set of that date):
-- in sample: peaks MAPE 4.28 %, max 9.19 %; 216 of 217 runs that ran fit (the one above does not).
+- in sample: peaks MAPE 4.28 %, max 9.19 %; all 216 runs that ran fit.
 - leave one torchtitan table out (the peaks are one source family, so its tables are held out in
   turn): held-out MAPE 4.28 %, max 9.19 % (the runs that ran bind the fit, not the held-out table).
 - leave one source family out (the runs that ran): every family's runs fit under a fit without
   them except llm-foundry's ('mpt': 74 of 77, worst 101.2 % of HBM, with 8.75 GiB + 1.25 %, the
-  peaks-only fit) and nemo2407 (11 of 12: the row above).
+  peaks-only fit).
 The peaks alone cannot separate a fixed part from a proportional one (all are 62-85 GiB on 96 GB
 parts; least squares gives about the same total); the runs that ran bound the total from above, so
 the fit sits at the largest reserve they allow, and the split stays weakly determined.

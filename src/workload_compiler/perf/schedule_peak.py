@@ -19,7 +19,7 @@ with c0 the chunk-0 micro-batches alive. After forward j of the steady phase
 c0(j) = fwd0(F + j) - bwd0(j), where among the first x forwards (backwards)
 fwd0(x) = (x // Nvp) N + min(x mod Nvp, N) and bwd0(x) = (x // Nvp) N + max(x mod Nvp - (vp - 1) N, 0).
 A light chunk 0 (lead <= avg) peaks at j = 0: the backwards free the heavy chunks first. A heavy one
-peaks at the largest c0(j), which lies on a breakpoint of the two counts within one period. Without
+peaks where the chunk-0 forwards stop or its backwards start (`_chunk0_alive`, closed form). Without
 interleaving 1F1B keeps min(pp - r, m) micro-batches of all n layers (Narayanan et al. 2021).
 tests/unit/test_schedule_peak.py checks both against a step-by-step replay of the schedule.
 """
@@ -38,43 +38,39 @@ def chunks_in_flight(pp: FloatArray, vp: FloatArray, rank: FloatArray | float, m
     return np.asarray(np.where(vp > 1.0, inter, plain), dtype=np.float64)
 
 
-def _first_chunk_alive(f: FloatArray, j: FloatArray, n_group: FloatArray, vp: FloatArray,
-                       micro: FloatArray) -> FloatArray:
-    """c0 after steady forward j: chunk-0 forwards among the first f + j minus backwards among j."""
+def _chunk0_alive(f: FloatArray, n_group: FloatArray, vp: FloatArray, micro: FloatArray,
+                  heavy: np.ndarray) -> FloatArray:
+    """c0 at the peak: at the end of the warm-up for a light chunk 0, else its largest value in
+    the steady phase. With P = N vp, F = q P + a and S = m vp - F steady forwards, c0(0) is
+    q N + min(a, N); after that c0 rises with the chunk-0 forwards and falls from j_b = (vp - 1) N
+    with the chunk-0 backwards: by min(N - a, S - 1) when a < N (the burst already running), else
+    by min(j1 + N, j_b, S - 1) - j1 from j1 = P - a (the next burst, which starts before j_b)."""
     period = n_group * vp
+    q = np.floor(f / period)
+    a = f - q * period
+    c0 = q * n_group + np.minimum(a, n_group)
+    if np.any(heavy):
+        last = micro * vp - f - 1.0
+        j1 = period - a
+        rise = np.where(a < n_group, np.minimum(n_group - a, last),
+                        np.minimum(np.minimum(j1 + n_group, (vp - 1.0) * n_group), last) - j1)
+        c0 = c0 + heavy * np.maximum(rise, 0.0)
+    return np.asarray(np.minimum(c0, micro))
 
-    def forwards(x: FloatArray) -> FloatArray:
-        return np.asarray(np.floor(x / period) * n_group + np.minimum(np.mod(x, period), n_group))
 
-    def backwards(x: FloatArray) -> FloatArray:
-        return np.asarray(np.floor(x / period) * n_group
-                          + np.maximum(np.mod(x, period) - (vp - 1.0) * n_group, 0.0))
-
-    return np.asarray(np.clip(forwards(f + j) - backwards(j), 0.0, micro))
-
-
-def stored_layer_microbatches(pp: FloatArray, vp: FloatArray, rank: FloatArray | float, micro: FloatArray,
+def stored_layer_microbatches(pp: FloatArray, vp: FloatArray, flight: FloatArray, micro: FloatArray,
                               layers: FloatArray, lead: FloatArray) -> FloatArray:
-    """Layer-micro-batches of activations the rank stores at its peak (formula in the module doc)."""
-    f8 = np.float64
-    pp, vp, micro = (np.asarray(x, dtype=f8) for x in (pp, vp, micro))
-    layers, lead = np.asarray(layers, dtype=f8), np.asarray(lead, dtype=f8)
-    f = chunks_in_flight(pp, vp, rank, micro)
+    """Layer-micro-batches of activations a rank with `flight` = F (`chunks_in_flight`) stores at its
+    peak (formula in the module doc); `lead` is clipped to [0, layers]. Arithmetic only, no
+    branches per element: the planner calls this on 1e6 layouts at a time."""
+    lead = np.clip(lead, 0.0, layers)
     inter = vp > 1.0
-    lead = np.where(inter, np.clip(lead, 0.0, layers), layers)
-    avg = np.where(inter, (layers - lead) / np.maximum(vp - 1.0, 1.0), 0.0)
-    n_group = np.maximum(pp, 1.0)
-    period = n_group * vp
-    steady = np.maximum(micro * vp - f, 0.0)
-    zero = np.zeros_like(f)
-    c0_start = _first_chunk_alive(f, zero, n_group, vp, micro)
-    c0_max = c0_start
-    for j in (np.mod(-f, period), np.mod(n_group - f, period), (vp - 1.0) * n_group):
-        jj = np.clip(j, 0.0, np.maximum(steady - 1.0, 0.0))
-        c0_max = np.maximum(c0_max, _first_chunk_alive(f, jj, n_group, vp, micro))
-    c0 = np.where(lead > avg, c0_max, c0_start)
-    inter_total = f * avg + c0 * (lead - avg)
-    return np.asarray(np.where(inter, inter_total, f * layers), dtype=f8)
+    avg = (layers - lead) / np.maximum(vp - 1.0, 1.0)
+    diff = lead - avg
+    if not np.any(inter & (diff != 0.0)):      # equal chunks (or none): F n / vp
+        return np.asarray(flight * layers / vp, dtype=np.float64)
+    c0 = _chunk0_alive(flight, np.maximum(pp, 1.0), vp, micro, diff > 0.0)
+    return np.asarray(np.where(inter, flight * avg + c0 * diff, flight * layers), dtype=np.float64)
 
 
 __all__ = ["chunks_in_flight", "stored_layer_microbatches"]

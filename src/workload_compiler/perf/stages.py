@@ -161,13 +161,14 @@ def resolve_stages(arch: ModelArch, layout: Layout, micro: FloatArray) -> Stages
     moe = tuple(b(_moe_on_rank(n[k], starts[k], vp, arch)) for k in range(3))
     ranks = (0.0, 1.0, pp - 1.0)
     leads = (layout.first_lead, layout.mid_lead, layout.last_lead)
+    flights = [chunks_in_flight(pp, vp, rank, m) for rank in ranks]
 
     def stored(k: int) -> FloatArray:
         lead = np.where(leads[k] < 0, n[k] / vp, leads[k])
-        return b(stored_layer_microbatches(pp, vp, ranks[k], m, n[k], lead))
+        return b(stored_layer_microbatches(pp, vp, flights[k], m, n[k], lead))
 
     def flight(k: int) -> FloatArray:
-        return b(chunks_in_flight(pp, vp, ranks[k], m))
+        return b(flights[k])
     return Stages(
         layers=(b(n[0]), b(n[1]), b(n[2])),
         moe_layers=(moe[0], moe[1], moe[2]),
