@@ -49,7 +49,7 @@ def _split(a: ModelArch, pp: int, vp: int, split: str) -> tuple[int, int, int] |
 
 
 def _ok(a: ModelArch, s: TrainingSetup, hw: Hardware, tp: int, pp: int, dp: int, cp: int, ep: int, etp: int,
-        vp: int, mbs: int, zero: int, sp_pin: bool | None) -> bool:
+        vp: int, mbs: int, zero: int, sp_pin: bool | None, zero_pinned: bool) -> bool:
     sp = tp > 1 and sp_pin is not False
     if tp > hw.scale_up_domain_gpus or a.attention_heads % tp or a.kv_heads % tp:
         return False
@@ -65,7 +65,7 @@ def _ok(a: ModelArch, s: TrainingSetup, hw: Hardware, tp: int, pp: int, dp: int,
         return False
     if vp > 1 and (s.global_batch_size // (dp * mbs)) % pp:
         return False
-    if zero > 0 and dp == 1:
+    if zero > 0 and dp == 1 and not zero_pinned:   # a free zero > 0 repeats zero 0 at dp 1; a pinned one stays
         return False
     if a.is_moe:
         return not (a.moe_experts % ep or etp > hw.scale_up_domain_gpus or a.moe_ffn_hidden_size % etp
@@ -101,7 +101,8 @@ def reference(a: ModelArch, s: TrainingSetup, hw: Hardware, gpus: int,
                                                                     ("even", "balanced")):
             enumerated += 1
             stages = _split(a, pp, vp, split)
-            if stages is None or not _ok(a, s, hw, tp, pp, dp, cp, ep, etp, vp, mbs, zero, pins.sequence_parallel):
+            if stages is None or not _ok(a, s, hw, tp, pp, dp, cp, ep, etp, vp, mbs, zero, pins.sequence_parallel,
+                                          pins.zero_stage is not None and pins.zero_stage > 0):
                 continue
             sp = tp > 1 and pins.sequence_parallel is not False
             one = Layout.of(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, etp=etp, vp=vp, mbs=mbs, recompute=rec, sp=sp,
