@@ -110,3 +110,28 @@ def test_json_document_is_strict_json(path: Path) -> None:
     doc = json.loads(result.stdout, parse_constant=refuse)
     assert doc["kind"] in ("training", "inference", "hpc", "generic")
     assert doc["verdict"] in ("meets target", "feasible", "misses target", "infeasible")
+
+
+# Meta's Llama 3 405B layout on 8,192 H100 (arXiv:2407.21783 §3.3.2, Table 4): its tensors fit in
+# the HBM, the fitted runtime reserve does not (planner/tight_memory.py), so it compiles tight.
+TIGHT = {"kind": "training", "name": "Llama 3 405B, Meta's layout",
+         "model": {"preset": "llama3.1-405b"},
+         "training": {"seq_len": 8192, "precision": "bf16", "framework": "fsdp", "global_batch_size": 2048,
+                      "tokens": "1T"},
+         "compute": {"accelerator": "h100-sxm", "gpus": 8192,
+                     "parallelism": {"tp": 8, "pp": 16, "dp": 64, "cp": 1, "zero_stage": 2, "recompute": "none",
+                                     "pipeline_layout": "E|(t|)*126L", "micro_batch_size": 1,
+                                     "tp_comm_overlap": False}}}
+
+
+def test_a_tight_memory_fit_is_warned_in_the_summary_of_every_report() -> None:
+    from workload_compiler.report.html import render_html
+    spec = compile_workload(TIGHT)
+    assert spec.feasible and spec.compute is not None
+    warning = spec.compute.warnings[0]                   # type: ignore[union-attr]
+    assert warning.startswith("memory tight") and "runtime reserve" in warning
+    summary = terminal(spec, 80).split("top assumptions")[0]
+    assert "warnings" in summary and "memory tight" in summary
+    markdown = render_markdown(spec)
+    assert markdown.index("**Warnings**") < markdown.index("## ") and "memory tight" in markdown
+    assert 'data-testid="warning"' in render_html(spec)

@@ -51,6 +51,8 @@ def render_markdown(spec: SystemSpec, *, detail: bool = False) -> str:
     out = [f"# {cell(spec.name or spec.kind)}", "", f"Kind: {spec.kind}. **Verdict: {s.verdict_code}**: "
            f"{cell(s.verdict)}.", "", "| headline | |", "|---|---|"]
     out += [f"| {cell(label)} | {cell(value)} |" for label, value in s.numbers] + [""]
+    if s.warnings:
+        out += ["**Warnings**", "", *_bullets(list(s.warnings))]
     out += markdown_uncertainty(spec)
     for name in [*LAYER_TITLES, *extra_sections(spec)]:
         value: Any = getattr(spec, name, None)

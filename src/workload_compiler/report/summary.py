@@ -140,6 +140,7 @@ class Summary:
     collisions: list[str]
     assumptions: list[str]
     more_assumptions: int
+    warnings: tuple[str, ...] = ()    # what the layout search warns about (a tight memory fit, an optimistic MFU)
 
 
 def _number(spec: SystemSpec, label: str, path: str, target: str | None) -> tuple[str, str] | None:
@@ -173,9 +174,10 @@ def summarize(spec: SystemSpec) -> Summary:
     collisions = [f"{c.get('constraint')}: {c.get('detail')}" for c in spec.collisions]
     top = spec.assumptions[:TOP_ASSUMPTIONS]
     assumptions = [f"{a.field} = {assumption_text(spec, a.field, a.value)}: {a.why}" for a in top]
+    warnings = tuple(str(w) for w in (getattr(spec.compute, "warnings", None) or ()))
     return Summary(title=f"{spec.name or spec.kind + ' workload'} ({spec.kind})", verdict_code=v.code,
                    verdict=v.text, numbers=numbers, collisions=collisions, assumptions=assumptions,
-                   more_assumptions=max(0, len(spec.assumptions) - TOP_ASSUMPTIONS))
+                   more_assumptions=max(0, len(spec.assumptions) - TOP_ASSUMPTIONS), warnings=warnings)
 
 
 __all__ = ["HEADLINES", "Summary", "assumption_text", "lookup", "summarize", "unit_at", "unit_of_path"]

@@ -102,6 +102,9 @@ def _summary_panel(s: Summary, width: int) -> Panel:
     if s.collisions:
         body.append(Text("collisions", style="bold red"))
         body += [Text(("• " if j == 0 else "  ") + p) for c in s.collisions for j, p in enumerate(_wrap(c, inner - 2))]
+    if s.warnings:
+        body.append(Text("warnings", style="bold yellow"))
+        body += [Text(("• " if j == 0 else "  ") + p) for w in s.warnings for j, p in enumerate(_wrap(w, inner - 2))]
     if s.assumptions:
         more = f" (+{s.more_assumptions} more: --detail)" if s.more_assumptions else ""
         body.append(Text(f"top assumptions{more}", style="bold yellow"))
