@@ -107,3 +107,30 @@ def test_a_layout_without_pp_is_an_input_error() -> None:
     del intake["compute"]["parallelism"]["pp"]  # type: ignore[index]
     with pytest.raises(InputError, match="pp"):
         compile_workload(intake)
+
+
+def test_embedding_and_loss_as_layers_make_the_outer_chunks_light_like_the_layout_string() -> None:
+    """Megatron-Core's account-for-embedding/loss gives every virtual stage (L + 2) / (pp vp) slots:
+    Llama 3 405B on pp 16 x vp 8 has one per chunk, so rank 0's chunk 0 is the embedding alone and
+    the last rank's last chunk the loss alone, which is Meta's layout (arXiv:2407.21783 §3.3.2)
+    spelled out. Both pins give the same split and chunk leads, and rank 0 stores 112 layer-micro-
+    batches at its peak (16 of each of its 7 one-layer chunks), not 143 x 7 / 8."""
+    from workload_compiler.arch.presets import preset_arch
+    from workload_compiler.intake.common import ParallelismIntake
+    from workload_compiler.perf.layout import Layout
+    from workload_compiler.perf.stages import resolve_stages
+    from workload_compiler.planner.stage_pins import stage_pin
+    arch = preset_arch("llama3.1-405b")
+    pp, vp = np.asarray(16), np.asarray(8)
+    flags = stage_pin(ParallelismIntake(pp=16, vp=8, embedding_as_layer=True, loss_as_layer=True), arch)
+    text = stage_pin(ParallelismIntake(pp=16, pipeline_layout="E|(t|)*126L"), arch)
+    assert flags is not None and text is not None
+    split = [int(x) for x in flags.split(arch.layers, pp, vp)[:3]]
+    assert split == [int(x) for x in text.split(arch.layers, pp, vp)[:3]] == [7, 8, 7]
+    leads = [int(x) for x in flags.chunk_leads(arch.layers, pp, vp)]
+    assert leads[0] == 0 and leads[2] == 1 and [int(x) for x in text.chunk_leads(arch.layers, pp, vp)] == [0, 1, 1]
+    layout = Layout.of(tp=8, pp=16, dp=64, cp=1, ep=1, etp=1, vp=8, mbs=1, recompute=0, sp=True, zero=1,
+                       first_layers=7, mid_layers=8, last_layers=7, first_lead=leads[0], last_lead=leads[2])
+    st = resolve_stages(arch, layout, np.asarray(32.0))
+    assert float(st.in_flight[0]) == 143 and float(st.stored[0]) == 112
+    assert float(st.stored[1]) == 141           # rank 1: 8 one-layer chunks, 141 alive

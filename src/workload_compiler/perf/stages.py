@@ -169,6 +169,7 @@ def resolve_stages(arch: ModelArch, layout: Layout, micro: FloatArray) -> Stages
 
     def flight(k: int) -> FloatArray:
         return b(flights[k])
+
     return Stages(
         layers=(b(n[0]), b(n[1]), b(n[2])),
         moe_layers=(moe[0], moe[1], moe[2]),
@@ -229,5 +230,4 @@ def _compress(text: str) -> str:
 
 
 __all__ = ["BALANCED", "EVEN", "SPLIT_NAMES", "Stages", "balanced_leads", "balanced_split", "chunk_layers",
-           "even_split", "layout_string",
-           "pinned_split", "resolve_stages"]
+           "even_split", "layout_string", "pinned_split", "resolve_stages"]

@@ -68,15 +68,16 @@ class StagePin:
         Megatron-Core's account-for-embedding/loss gives every virtual stage slots / (pp vp) slots,
         so the embedding's (loss's) slot makes the first (last) rank's chunk 0 (last chunk) lighter."""
         pp, vp = np.asarray(pp, dtype=np.int64), np.asarray(vp, dtype=np.int64)
-        minus = np.full(np.broadcast_shapes(pp.shape, vp.shape), -1, dtype=np.int64)
+        shape = np.broadcast_shapes(pp.shape, vp.shape)
         if self.layout is not None:
-            return minus + 1 + self.leads[0], minus + 1 + self.leads[1], minus + 1 + self.leads[2]
+            first, mid, last = (np.full(shape, lead, dtype=np.int64) for lead in self.leads)
+            return first, mid, last
+        even = np.full(shape, -1, dtype=np.int64)
         if not self.accounting:
-            return minus, minus, minus
+            return even, even, even
         per_chunk = (layers + self.embedding_slot + self.loss_slot) // np.maximum(pp * vp, 1)
         interleaved = vp > 1
-        first = np.where(interleaved, per_chunk - self.embedding_slot, -1)
-        return first, minus, np.where(interleaved, per_chunk, -1)
+        return np.where(interleaved, per_chunk - self.embedding_slot, -1), even, np.where(interleaved, per_chunk, -1)
 
     def ok(self, layers: int, pp: IntArray, vp: IntArray) -> np.ndarray:
         """Where Megatron-Core accepts the split (its assertions, per pp and vp)."""
