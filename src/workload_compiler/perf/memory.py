@@ -22,7 +22,8 @@ FP8 GEMMs are TN-only, Blackwell keeps row- and column-wise copies); none with Z
 Activations (perf/activations.py, Korthikanti et al. 2022 generalized): per layer and
 micro-batch, tokens = mbs * seq / cp, the tensors the profile's kernels keep (FlashAttention
 keeps no s x s scores; dropout masks only where the recipe uses dropout), less what the profile
-offloads to the host. In flight per rank: perf/stages.py. Plus the backward working set of one
+offloads to the host. In flight per rank, and the layers stored at its peak (a light chunk 0
+counts as light): perf/stages.py and perf/schedule_peak.py. Plus the backward working set of one
 layer (recomputed tensors, activation gradients and, in a MoE layer, the token-dispatch buffers)
 and, on the last rank, the loss peak of one micro-batch (the profile's bytes per logit, logits =
 tokens * vocab / tp); the loss peak and the working set happen at different moments, so the
