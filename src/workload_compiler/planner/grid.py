@@ -255,8 +255,9 @@ def stage_layers(values: Values, space: Space) -> tuple[IntArray, ...]:
     pp, vp, split = values["pp"], values["vp"], values["split"]
     even = even_split(space.layers, pp, vp)
     bal = balanced_split(space.layers, pp)
-    minus = np.full(np.shape(pp), -1, dtype=np.int64)
-    out = [np.where(split == BALANCED, b, e) for e, b in zip(even, bal, strict=True)] + [minus + 1]
+    no_mtp_on_middle = np.zeros(np.shape(pp), dtype=np.int64)
+    out = [np.where(split == BALANCED, b, e) for e, b in zip(even, bal, strict=True)] + [no_mtp_on_middle]
+    # chunk-0 layers: the balanced split's light outer chunks; -1 (equal chunks) for the even split
     leads = [np.where(split == BALANCED, b, -1) for b in balanced_leads(bal[0], bal[1], bal[2], vp)]
     if space.stage_pin is not None:
         pinned = space.stage_pin.split(space.layers, pp, vp)
