@@ -98,7 +98,7 @@ def test_linux_readers_over_fixture_text() -> None:
     assert parse_cpulist("0-2,8,10-11\n") == [0, 1, 2, 8, 10, 11] and parse_cpulist("") == []
     mounts = parse_mounts("/dev/vda / ext4 rw 0 0\n/dev/nvme0n1p1 /data\\040x xfs rw,noatime 0 0\n")
     assert mount_of("/data x/set", mounts) is not None and mount_of("/data x/set", mounts).fstype == "xfs"  # type: ignore[union-attr]
-    assert mount_of("/home/u", mounts).mountpoint == "/"  # type: ignore[union-attr]
+    assert mount_of("/srv/fixture", mounts).mountpoint == "/"  # type: ignore[union-attr]
     assert parse_cmdline("ro iommu=pt quiet -- --init-arg=1") == {"ro": "", "iommu": "pt", "quiet": ""}
     limits = parse_limits("Limit                     Soft Limit           Hard Limit           Units     \n"
                           "Max locked memory         8388608              unlimited            bytes     \n")

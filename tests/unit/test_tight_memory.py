@@ -12,7 +12,7 @@ import pytest
 from workload_compiler.arch.presets import preset_arch
 from workload_compiler.catalog.loader import load_catalog
 from workload_compiler.intake.common import ParallelismIntake
-from workload_compiler.perf.fitted_memory import RUNTIME_FIXED_BYTES, RUNTIME_FRACTION
+from workload_compiler.perf.fitted_memory import modeled_bytes
 from workload_compiler.perf.layout import Hardware, TrainingSetup
 from workload_compiler.planner.search import MEMORY_REASON, search
 from workload_compiler.planner.tight_memory import memory_fit_margin, search_at_count
@@ -45,15 +45,10 @@ def test_within_the_error_is_a_tight_fit_with_a_warning() -> None:
     assert plan.warnings and plan.warnings[0].startswith("memory tight")
 
 
-def _tensors(need: float) -> float:
-    """The modeled tensors of a total: total = fixed + (1 + fraction) x tensors."""
-    return (need - RUNTIME_FIXED_BYTES) / (1.0 + RUNTIME_FRACTION)
-
-
 def test_tensors_that_fit_without_the_runtime_reserve_are_a_tight_fit_that_names_the_reserve() -> None:
     margin, _ = memory_fit_margin()
     hw, need = _hw_with_hbm(1.0)
-    hbm = _tensors(need) * 1.001                  # the tensors fit, the reserve on top does not
+    hbm = modeled_bytes(need, SETUP.framework.allocator) * 1.001   # the tensors fit, the reserve on top does not
     assert need / hbm - 1.0 > margin              # beyond the measured error: only the reserve band applies
     plan = search_at_count(ARCH, SETUP, dataclasses.replace(hw, hbm_bytes=hbm), 16, PINS)
     assert plan.best is not None and plan.best.memory_per_gpu_bytes == pytest.approx(need)
@@ -63,6 +58,6 @@ def test_tensors_that_fit_without_the_runtime_reserve_are_a_tight_fit_that_names
 def test_beyond_the_error_and_the_reserve_does_not_fit() -> None:
     margin, _ = memory_fit_margin()
     hw, need = _hw_with_hbm(1.0)
-    hbm = min(need / (1.0 + 2 * margin), _tensors(need) * 0.99)
+    hbm = min(need / (1.0 + 2 * margin), modeled_bytes(need, SETUP.framework.allocator) * 0.99)
     plan = search_at_count(ARCH, SETUP, dataclasses.replace(hw, hbm_bytes=hbm), 16, PINS)
     assert plan.best is None and plan.infeasible is not None and plan.infeasible[0] == MEMORY_REASON

@@ -48,3 +48,9 @@ def runtime_constants(allocator: str) -> tuple[float, float]:
     """(fixed bytes, fraction of the modeled bytes) of the runtime reserve for an allocator
     ('pytorch' fitted; 'xla' assumed equal, see the module docstring)."""
     return RUNTIME_FIXED_BYTES, RUNTIME_FRACTION
+
+
+def modeled_bytes(total_bytes: float, allocator: str) -> float:
+    """The modeled tensors of a total: total = fixed + (1 + fraction) x modeled (inverts the reserve)."""
+    fixed, fraction = runtime_constants(allocator)
+    return (total_bytes - fixed) / (1.0 + fraction)

@@ -105,17 +105,18 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
         raise InputError("target.time_to_train", deadline_s, "a positive duration")
     ladder = gpu_ladder(node_gpus, start_gpus, max_gpus)
     probes: dict[int, float] = {}
+    known = known or {}
 
     def time_at(n: int) -> float:
         if n not in probes:
-            probes[n] = (known or {}).get(n) or time_to_train_s(tokens, best_tokens_per_s(n))
+            probes[n] = known[n] if n in known else time_to_train_s(tokens, best_tokens_per_s(n))
         return probes[n]
 
     def power_of_two(n: int) -> bool:
         k = n // node_gpus
         return k & (k - 1) == 0
 
-    misses = {n for n, t in (known or {}).items() if deadline_s < t < math.inf}
+    misses = {n for n, t in known.items() if deadline_s < t < math.inf}
 
     def walk(rungs: list[int]) -> int | None:
         start = max((j for j, n in enumerate(rungs) if n in misses), default=0)

@@ -26,7 +26,7 @@ from typing import Any
 from ..arch.model import ModelArch
 from ..catalog.loader import package_yaml
 from ..intake.common import ParallelismIntake
-from ..perf.fitted_memory import runtime_constants
+from ..perf.fitted_memory import modeled_bytes, runtime_constants
 from ..perf.layout import Hardware, TrainingSetup
 from ..units import format_bytes_decimal
 from .result import PlanResult
@@ -69,7 +69,7 @@ def search_at_count(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: i
     if over <= margin:
         why = f"within {basis}: it may run"
     else:
-        tensors = (need - fixed) / (1.0 + fraction)
+        tensors = modeled_bytes(need, setup.framework.allocator)
         why = (f"its tensors ({format_bytes_decimal(tensors)}) fit, the typical runtime reserve "
                f"({format_bytes_decimal(need - tensors)}, fitted on PyTorch caching-allocator peaks) does not: it "
                f"runs only with a lean allocator (expandable segments, tensors freed early)")
