@@ -25,6 +25,7 @@ from .intake.pins import apply_pins
 from .intake.problems import input_error
 from .intake.training import TrainingWorkload
 from .measure.apply import bind_measurements
+from .planner.memo import shared_searches
 from .provenance import Trace
 from .spine.finite import make_finite
 from .spine.gaps import collect_not_sized, gap_spec
@@ -63,8 +64,14 @@ def compile_workload(workload: Intake, catalog: Catalog | None = None) -> System
     The result is always a `SystemSpec`: an `InfeasibleError` a pass raises comes back as
     `feasible=False` with the binding constraint; bad input raises `InputError`. Every number in
     the result is finite (a value that cannot be reached is null, the reason in `unreachable`);
-    `verdict` says meets target, feasible, misses target or infeasible (spine/verdict.py).
+    `verdict` says meets target, feasible, misses target or infeasible (spine/verdict.py). The
+    alternatives and passes inside share their planner searches (planner/memo.py).
     """
+    with shared_searches():
+        return _compile_workload(workload, catalog)
+
+
+def _compile_workload(workload: Intake, catalog: Catalog | None) -> SystemSpec:
     from .sizing.context import dump_intake
     w = prepare(as_workload(workload))
     try:

@@ -162,3 +162,19 @@ def test_a_second_pass_at_a_shorter_deadline_reuses_the_first_ones_misses() -> N
     largest_miss = max(n for n, t in first.probes.items() if t > 0.3e5)
     assert asked and all(n > largest_miss for n in asked)
     assert not set(asked) & set(first.probes)
+
+
+def test_the_second_sub_ladder_starts_where_the_first_ones_misses_point() -> None:
+    """A miss at n GPUs in t names n x t / deadline GPUs (linear scaling): the 3 x 2^a walk starts
+    there instead of at its lowest rung. At 10 tokens/s per GPU the deadline needs 1,000 GPUs: the
+    power-of-two walk answers 1,024, and of the 3 x 2^a rungs below it only 768 is searched."""
+    asked: list[int] = []
+
+    def tps(n: int) -> float:
+        asked.append(n)
+        return 10.0 * n
+
+    found = gpus_for_deadline(1e12, 1e12 / (10.0 * 1000), tps, node_gpus=8, start_gpus=8, max_gpus=100_000)
+    assert found.gpus == 1024
+    three = [n for n in asked if (n // 8) & (n // 8 - 1)]
+    assert three == [768]

@@ -120,7 +120,13 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
 
     def walk(rungs: list[int]) -> int | None:
         start = max((j for j, n in enumerate(rungs) if n in misses), default=0)
-        return _smallest_meeting(rungs, deadline_s, time_at, start)
+        # Every miss seen so far, on either sub-ladder, names the count the deadline needs at
+        # linear scaling: the walk's first probe, never below it (the bisection still covers the
+        # rungs it skips, so an estimate that overshoots costs probes, not the answer).
+        seen = {**known, **probes}
+        named = max((n * t / deadline_s for n, t in seen.items() if deadline_s < t < math.inf), default=0.0)
+        first_probe = max(start, bisect.bisect_left(rungs, named))
+        return _smallest_meeting(rungs, deadline_s, time_at, start, first_probe)
 
     first = walk([n for n in ladder if power_of_two(n)])
     second = walk([n for n in ladder if not power_of_two(n) and (first is None or n < first)])
@@ -131,8 +137,9 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
 
 
 def _smallest_meeting(ladder: list[int], deadline_s: float, time_at: Callable[[int], float],
-                      start: int = 0) -> int | None:
+                      start: int = 0, first_probe: int | None = None) -> int | None:
     """Smallest count of `ladder` (ascending, time to train non-increasing) with time_at <= deadline.
+    The rungs below `start` are known to miss; the walk probes `first_probe` (default `start`) first.
 
     A walk up, then bisection between the last miss and the first hit. The walk jumps to the rung
     that a miss itself names: n GPUs that train in t need about n x t / deadline when scaling is
@@ -143,7 +150,7 @@ def _smallest_meeting(ladder: list[int], deadline_s: float, time_at: Callable[[i
     jump lands the boundary, then halves. A count with no layout at all (a divisibility hole, or
     memory) says nothing about its neighbours: it is skipped rather than counted as a miss.
     """
-    miss, hit, i, stride = start - 1, None, start, 1
+    miss, hit, i, stride = start - 1, None, start if first_probe is None else max(start, first_probe), 1
     while i < len(ladder):
         t = time_at(ladder[i])
         if t <= deadline_s:

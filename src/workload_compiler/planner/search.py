@@ -26,6 +26,7 @@ from ..perf.memory import training_memory_bytes
 from ..perf.stages import layout_string
 from ..perf.step_time import StepResult, training_step
 from ..units import format_bytes_decimal
+from . import memo
 from .grid import INNER_AXES, OUTER, Rule, Space, Values, build_space, layout_of, rules
 from .result import PlanResult, PublishedMfu, RankedLayout
 
@@ -175,11 +176,28 @@ def search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
     Memory must fit in the whole HBM (`hw.hbm_bytes`; the memory model has its own runtime term),
     or in HBM x (1 + memory_margin) (planner/tight_memory.py: a fit within the model's error).
     Nothing fitting is an answer, not an exception: `PlanResult.infeasible` names the binding rule.
+    Inside `memo.shared_searches()` a search with the same inputs returns the result already found.
     """
     if gpus < 1:
         raise InputError("compute.gpus", gpus, "a positive GPU count")
+    shared = memo.current()
+    key = (arch, setup, hw, gpus, pins.model_dump_json() if pins is not None else None, max(1, top_k),
+           memory_fn, step_fn, published_mfu, memory_margin)
+    if shared is not None and key in shared:
+        found: PlanResult = shared[key]
+        return found
+    result = _search(arch, setup, hw, gpus, pins, top_k=max(1, top_k), memory_fn=memory_fn, step_fn=step_fn,
+                     published_mfu=published_mfu, chunk_size=chunk_size, progress=progress,
+                     memory_margin=memory_margin)
+    if shared is not None:
+        shared[key] = result
+    return result
+
+
+def _search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int, pins: ParallelismIntake | None, *,
+            top_k: int, memory_fn: MemoryFn, step_fn: StepFn, published_mfu: PublishedMfu | None,
+            chunk_size: int, progress: Progress | None, memory_margin: float) -> PlanResult:
     t0 = time.perf_counter()
-    top_k = max(1, top_k)
     full_space = build_space(arch, setup, hw, gpus, pins)
     rule_list = rules(arch, setup, hw, full_space)
     counts = dict.fromkeys([r for r, _ in rule_list] + [MEMORY_REASON, UNDEFINED_REASON], 0)

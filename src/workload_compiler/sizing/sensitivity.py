@@ -19,6 +19,7 @@ from typing import Any
 from ..catalog.loader import Catalog, load_catalog, package_yaml
 from ..errors import WkcError
 from ..intake.common import ParallelismIntake
+from ..planner.memo import shared_searches
 from ..spine.result import ComputeLayer, SystemSpec
 from . import measures as m
 from .context import Context
@@ -161,7 +162,13 @@ def _model_row(s: Sensitivity, entry: dict[str, Any]) -> SensitivityRow | None:
 
 
 def analyse(spec: SystemSpec, catalog: Catalog | None = None) -> SensitivitySection:
-    """The tornado for `spec` (compiled by compile_workload, so that it carries its intake)."""
+    """The tornado for `spec` (compiled by compile_workload, so that it carries its intake); the
+    points share their planner searches (planner/memo.py)."""
+    with shared_searches():
+        return _analyse(spec, catalog)
+
+
+def _analyse(spec: SystemSpec, catalog: Catalog | None) -> SensitivitySection:
     start = time.process_time()
     cat = catalog or load_catalog()
     data = package_yaml("sensitivity.yaml")
