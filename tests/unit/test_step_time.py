@@ -119,6 +119,21 @@ def test_moe_pays_for_all_to_all_across_nodes() -> None:
     assert float(dense.breakdown_s["ep_comm"]) == 0.0
 
 
+def test_ep_overlap_hides_the_all_to_all_under_the_layers_gemms() -> None:
+    """Megatron-Core --overlap-moe-expert-parallel-comm: each layer's all-to-all runs beside the
+    other micro-batch's GEMMs of that layer. What exceeds them stays exposed; what they cover costs
+    the contention share (the same rule as the TP and DP overlaps); nothing else in the step moves."""
+    setup = TrainingSetup(seq_len=4096, global_batch_size=1024, precision="fp8")
+    lay = layout(tp=1, pp=1, dp=16, cp=1, ep=16, vp=1)
+    serial = training_step(QWEN_MOE, setup, lay, H100)
+    hidden = training_step(QWEN_MOE, dataclasses.replace(setup, ep_comm_overlap=True), lay, H100)
+    ep_serial, ep_hidden = float(serial.breakdown_s["ep_comm"]), float(hidden.breakdown_s["ep_comm"])
+    assert FITTED.overlap_contention * ep_serial <= ep_hidden < ep_serial
+    for name in STEP_TERMS:
+        if name not in ("ep_comm", "pp_bubble", "dp_comm_exposed"):
+            assert float(hidden.breakdown_s[name]) == float(serial.breakdown_s[name])
+
+
 def test_unfused_attention_is_slower_than_flash() -> None:
     """Megatron-LM 2021-22 materialized the s x s scores (Korthikanti et al. 2022 §4.2)."""
     flash = training_step(GPT3, SETUP, layout(), H100)

@@ -84,6 +84,10 @@ class ParallelismIntake(Strict):
     tp_comm_overlap: bool | None = Field(
         default=None, description="overlap tensor-parallel collectives with the GEMMs (Megatron-Core "
         "--tp-comm-overlap, torchtitan AsyncTP); default: on for tp > 1 (Megatron-Core performance recipes)")
+    ep_comm_overlap: bool | None = Field(
+        default=None, description="MoE: run each micro-batch's expert-parallel all-to-all (dispatch and "
+        "combine) under another micro-batch's compute (Megatron-Core --overlap-moe-expert-parallel-comm, "
+        "Megatron-Bridge moe_a2a_overlap); default: off, in series with the experts (Megatron-Core's default)")
     zero_stage: Literal[0, 1, 2, 3] | None = None
     # Uneven pipeline stages, as Megatron-Core defines them (perf/stages.py). Unset: the planner
     # chooses between the even split and the balanced one (embedding and loss as a layer each).

@@ -119,6 +119,9 @@ class TrainingSetup:
     # Tensor-parallel collectives split into chunks and run under the GEMMs they feed (Megatron-Core
     # --tp-comm-overlap with Transformer Engine userbuffers; torchtitan AsyncTP); False: in series.
     tp_comm_overlap: bool = False
+    # MoE: the expert-parallel all-to-all of one micro-batch runs under another's compute (Megatron-Core
+    # --overlap-moe-expert-parallel-comm: 1F1B merges a forward and a backward layer by layer).
+    ep_comm_overlap: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

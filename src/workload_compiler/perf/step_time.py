@@ -210,11 +210,14 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
         moved = k.elementwise_mult * tok * (2.0 * elements + cast + again)
         gemms = passes * (attn + mlp_time)
         tp_layer = _exposed(tp_comm, gemms, k) if setup.tp_comm_overlap else tp_comm
+        # EP overlap: the 1F1B steady state runs one micro-batch's forward beside another's backward,
+        # layer by layer, so each all-to-all has the other's GEMMs of that layer as its window.
+        ep_exposed = _exposed(ep_layer, gemms, k) if setup.ep_comm_overlap else ep_layer
         return {"compute": gemms + core_passes * core,
                 "memory_bound": memory_bound_s(bw_passes * moved + scores, hw.hbm_bandwidth_bytes_per_s,
                                                hw.measured.hbm_bytes_per_s),
                 "tp_comm": tp_layer, "cp_comm_exposed": cp_layer,
-                "ep_comm": ep_layer if is_moe else 0.0 * tok}
+                "ep_comm": ep_exposed if is_moe else 0.0 * tok}
 
     dense_t = layer_terms(dense_mlp, dense_el, False)
     moe_t = layer_terms(moe_mlp, moe_el, True) if a.is_moe else dense_t

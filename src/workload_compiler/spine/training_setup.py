@@ -1,5 +1,5 @@
 """The run settings of a training intake that the performance model reads (`TrainingSetup`): the
-attention kernel, MoE routing, the gradient-reduce dtype, TP communication overlap. Each is the
+attention kernel, MoE routing, the gradient-reduce dtype, TP and EP communication overlap. Each is the
 user's value, the named framework's (catalog/data/frameworks.yaml), or a named rule; traced.
 """
 
@@ -20,7 +20,7 @@ def resolve_setup(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved
         kernel = trace.assumed("training.attention_kernel", "flash" if run.framework.flash_attention else "unfused",
                                f"the {run.framework.id} profile's attention kernel: a fused FlashAttention-2-class "
                                "kernel (FA2/FA3, cuDNN, SDPA), the default of Megatron-Core, NeMo, torchtitan")
-    dropless, imbalance = True, 1.0
+    dropless, imbalance, ep_overlap = True, 1.0, False
     if arch.is_moe:
         t = w.training
         if t.moe_capacity_factor is not None:
@@ -35,6 +35,13 @@ def resolve_setup(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved
                 "training.moe_load_imbalance", 1.0,
                 "expert load perfectly balanced, as benchmark tables force it; a learned router's busiest expert "
                 "rank carries more than the mean: give your router's measured max/mean load")
+        if w.compute.parallelism.ep_comm_overlap is not None:
+            ep_overlap = trace.given("compute.parallelism.ep_comm_overlap", w.compute.parallelism.ep_comm_overlap)
+        else:
+            ep_overlap = trace.assumed("compute.parallelism.ep_comm_overlap", False,
+                                       "expert-parallel all-to-all in series with the experts (Megatron-Core's "
+                                       "default; its --overlap-moe-expert-parallel-comm hides it under another "
+                                       "micro-batch's compute)")
     if w.training.grad_reduce_dtype is not None:
         grad_dtype = trace.given("training.grad_reduce_dtype", w.training.grad_reduce_dtype)
     elif w.training.framework is not None:        # the named framework's gradient reduction
@@ -57,6 +64,7 @@ def resolve_setup(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved
                           attention_relative_speed=FA1_RELATIVE_SPEED if kernel == "flash_v1" else 1.0,
                           moe_dropless=dropless,
                           moe_load_imbalance=float(imbalance), tp_comm_overlap=bool(overlap),
+                          ep_comm_overlap=bool(ep_overlap),
                           grad_reduce_bytes=4.0 if grad_dtype == "fp32" else 2.0,
                           framework=run.framework)
     return setup
