@@ -111,7 +111,7 @@ def _activation_tables(arch: ModelArch, setup: TrainingSetup, layout: Layout, in
 
 
 def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
-              detail: bool) -> dict[str, FloatArray]:
+              detail: bool | None) -> dict[str, FloatArray]:
     """The whole model on arrays of the layout's broadcast shape, for the three representative
     pipeline ranks of perf/stages.py (first, busiest middle, last); the GPU reported is the most
     loaded of those that exist. Branches are float masks and arithmetic, not np.where: the planner
@@ -172,14 +172,17 @@ def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
                       extra={"activations_working_set": work, "loss_peak": loss, "microbatches": micro})
 
 
-def _pick_rank(parts: list[dict[str, FloatArray]], st: Stages, pp: FloatArray, allocator: str, detail: bool,
-               shape: tuple[int, ...], extra: dict[str, FloatArray]) -> dict[str, FloatArray]:
-    """The terms of the most loaded existing rank, the runtime reserve on top; per-rank details."""
+def _pick_rank(parts: list[dict[str, FloatArray]], st: Stages, pp: FloatArray, allocator: str,
+               detail: bool | None, shape: tuple[int, ...], extra: dict[str, FloatArray]) -> dict[str, FloatArray]:
+    """The terms of the most loaded existing rank, the runtime reserve on top; per-rank details
+    (`detail` True), or the total alone (None: what the planner's blocks read)."""
     f8 = np.float64
     fix, frac = fitted_memory.runtime_constants(allocator)
     # absent ranks (no middle below pp 3, no separate last at pp 1) never bind
     modeled_k = [parts[k]["modeled"] * st.present[k] - (1.0 - st.present[k]) for k in range(3)]
     modeled = np.maximum(np.maximum(modeled_k[0], modeled_k[1]), modeled_k[2])
+    if detail is None:
+        return {"total": np.broadcast_to(np.asarray(fix + (1.0 + frac) * modeled, dtype=f8), shape)}
     is_mid = (modeled_k[1] > modeled_k[0]) & (modeled_k[1] >= modeled_k[2])
     is_last = (modeled_k[2] > modeled_k[0]) & ~is_mid
     sel = (1.0 - is_mid - is_last, is_mid.astype(f8), is_last.astype(f8))
@@ -225,5 +228,10 @@ def training_memory_bytes(arch: ModelArch, setup: TrainingSetup, layout: Layout)
     return _evaluate(arch, setup, layout, detail=False)
 
 
+def training_memory_total(arch: ModelArch, setup: TrainingSetup, layout: Layout) -> dict[str, FloatArray]:
+    """'total' of `training_memory_bytes` alone (the same arithmetic, without the per-term picks)."""
+    return _evaluate(arch, setup, layout, detail=None)
+
+
 __all__ = ["MEMORY_TERMS", "STATE_BYTES", "StateBytes", "held_bytes_per_param", "state_bytes",
-           "training_memory_bytes", "training_memory_detail"]
+           "training_memory_bytes", "training_memory_detail", "training_memory_total"]

@@ -149,10 +149,10 @@ def resolve_stages(arch: ModelArch, layout: Layout, micro: FloatArray) -> Stages
     mtp_last = np.maximum(float(mtp_layers) - mid_mtp, 0.0)
     m = np.asarray(micro, dtype=f8)
 
-    shape = layout.shape
-
     def b(x: FloatArray | float) -> FloatArray:
-        return np.broadcast_to(np.asarray(x, dtype=f8), shape)
+        # each quantity keeps the shape of the axes it depends on (the planner's blocks broadcast
+        # rows against the inner axes, so most of these stay small); consumers broadcast them
+        return np.asarray(x, dtype=f8)
 
     # where each rank's first chunk starts in the model (the last rank's layers end the model; the
     # ceil of the even split may overcount the others)

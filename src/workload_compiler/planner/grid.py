@@ -112,6 +112,17 @@ class Space:
         outer = {n: c[row] for n, c in zip(OUTER, self._row_columns, strict=True)}
         return {**outer, **{n: v[pos] for n, v in inner.items()}}
 
+    def block(self, start: int, stop: int) -> dict[str, IntArray]:
+        """The layouts of rows start..stop with every inner value, as arrays that broadcast to
+        (rows, *inner shape): each axis varies along its own dimension only, so the models compute
+        what depends on a few axes once per combination of those axes. Flattened in C order, the
+        block is flat indices start x inner size .. stop x inner size."""
+        nd = 1 + len(INNER_AXES)
+        out = {n: c[start:stop].reshape((-1,) + (1,) * (nd - 1)) for n, c in zip(OUTER, self._row_columns, strict=True)}
+        for dim, n in enumerate(INNER_AXES, start=1):
+            out[n] = getattr(self, n).reshape((1,) * dim + (-1,) + (1,) * (nd - 1 - dim))
+        return out
+
     def sequence_parallel(self, tp: IntArray) -> BoolArray:
         """On wherever tp > 1 (Megatron's recommendation with TP), unless pinned off."""
         on = tp > 1

@@ -2,12 +2,14 @@
 
 The space (grid.py) is first narrowed axis by axis by the leading rules that read one axis group
 only (`_prefilter`; a DeepSeek-V3 space of 18M layouts shrinks ~10x before any product is
-formed), then walked in chunks of flat indices. Each chunk is decoded into NumPy axis arrays,
-filtered by the remaining structural rules (counting each rejection under the first rule it
-breaks), then the survivors go through the memory model, and those that fit in HBM through the
-step-time model; the best k of each chunk are merged. The memory and step functions are
-parameters (defaulting to perf.memory and perf.step_time), so the search is tested with
-stand-ins and always runs the same code as a single-layout compile.
+formed), then walked in blocks of outer rows with every inner value (`Space.block`): NumPy arrays
+that broadcast to (rows, mbs, recompute, zero, ep, etp), so the models compute a term that reads
+the rows and the micro-batch once per (row, mbs), not once per layout (4-5x faster than 1-D
+chunks on DeepSeek-V3). In each block the remaining structural rules form one mask (each
+rejection counted under the first rule it breaks), the memory model runs on the block, the
+step-time model on what fits in HBM; the best k of each block are merged. The memory and step
+functions are parameters (defaulting to perf.memory and perf.step_time), so the search is tested
+with stand-ins and always runs the same code as a single-layout compile.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from ..arch.model import ModelArch
 from ..errors import InputError
 from ..intake.common import ParallelismIntake
 from ..perf.layout import RECOMPUTE_NAMES, FloatArray, Hardware, IntArray, Layout, TrainingSetup
-from ..perf.memory import training_memory_bytes
+from ..perf.memory import training_memory_bytes, training_memory_total
 from ..perf.stages import layout_string
 from ..perf.step_time import StepResult, training_step
 from ..units import format_bytes_decimal
@@ -66,8 +68,65 @@ def _prefilter(space: Space, rule_list: list[Rule], counts: dict[str, int]) -> t
     return space, []
 
 
-def _compact(values: Values, idx: IntArray, keep: np.ndarray) -> tuple[Values, IntArray]:
-    return {k: a[keep] for k, a in values.items()}, idx[keep]
+@dataclasses.dataclass
+class _Tally:
+    """What the blocks add up: the best k (step time, memory, flat index), the count that fits, and
+    the leanest valid layout (for the reason when nothing fits)."""
+
+    best: tuple[FloatArray, FloatArray, IntArray]
+    feasible: int = 0
+    leanest_bytes: float = np.inf
+    leanest_idx: int = -1
+
+
+# What the blocks read of a memory model: the total (the per-term breakdown of the best k is
+# computed again for those alone, `_ranked`).
+_TOTAL_ONLY: dict[MemoryFn, MemoryFn] = {training_memory_bytes: training_memory_total}
+# Below this share of a block fitting in memory, the step model runs on the fitting layouts alone
+# (decoded to 1-D); above it, on the whole block as broadcast arrays, which is cheaper per layout.
+_BLOCK_STEP_SHARE = 0.1
+
+
+def _block(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space, r0: int, r1: int,
+           rule_list: list[Rule], counts: dict[str, int], tally: _Tally, *, memory_fn: MemoryFn,
+           step_fn: StepFn, cap: float, top_k: int) -> None:
+    """Rows r0..r1 with all their inner values (`Space.block`): the remaining rules as one mask
+    (each rejection counted under the first rule it breaks), memory, then step time where it fits.
+    The models see broadcast arrays, so a term that reads a few axes is computed once per value of
+    those axes; the layouts outside the mask are computed and dropped. Element by element the
+    arithmetic is the one a 1-D evaluation does, so the results are the same."""
+    values = space.block(r0, r1)
+    shape = (r1 - r0, *space.shape[1:])
+    alive = np.ones(shape, dtype=bool)
+    for reason, ok_fn in rule_list:
+        ok = np.asarray(ok_fn(values), dtype=bool)
+        counts[reason] += int(np.count_nonzero(alive & ~ok))
+        alive &= ok
+    n_alive = int(np.count_nonzero(alive))
+    if n_alive == 0:
+        return
+    offset = r0 * int(np.prod(shape[1:]))
+    layout = layout_of(values, space)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # the masked-out layouts
+        mem = np.broadcast_to(_TOTAL_ONLY.get(memory_fn, memory_fn)(arch, setup, layout)["total"], shape)
+    j = int(np.argmin(np.where(alive, mem, np.inf)))
+    if mem.flat[j] < tally.leanest_bytes:
+        tally.leanest_bytes, tally.leanest_idx = float(mem.flat[j]), offset + j
+    fits = alive & (mem <= cap)
+    n_fit = int(np.count_nonzero(fits))
+    counts[MEMORY_REASON] += n_alive - n_fit
+    if n_fit == 0:
+        return
+    idx = offset + np.flatnonzero(fits)
+    if n_fit < _BLOCK_STEP_SHARE * fits.size:
+        step = np.broadcast_to(step_fn(arch, setup, layout_of(space.decode(idx), space), hw).step_time_s, idx.shape)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            step = np.broadcast_to(step_fn(arch, setup, layout, hw).step_time_s, shape)[fits]
+    ok = np.isfinite(step) & (step > 0)
+    counts[UNDEFINED_REASON] += n_fit - int(np.count_nonzero(ok))
+    tally.feasible += int(np.count_nonzero(ok))
+    tally.best = _merge_top(tally.best, step[ok], mem[fits][ok], idx[ok], top_k)
 
 
 def _merge_top(best: tuple[FloatArray, FloatArray, IntArray], step: FloatArray, mem: FloatArray,
@@ -203,39 +262,19 @@ def _search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int, pins
     counts = dict.fromkeys([r for r, _ in rule_list] + [MEMORY_REASON, UNDEFINED_REASON], 0)
     space, rule_list = _prefilter(full_space, rule_list, counts)
     empty_f, empty_i = np.empty(0, dtype=np.float64), np.empty(0, dtype=np.int64)
-    best = (empty_f, empty_f, empty_i)
-    leanest_bytes, leanest_idx = np.inf, -1
-    feasible, total = 0, space.size
-    for start in range(0, total, chunk_size):
-        stop = min(total, start + chunk_size)
-        idx = np.arange(start, stop, dtype=np.int64)
-        values = space.decode(idx)
-        for reason, ok_fn in rule_list:
-            ok = ok_fn(values)
-            n_ok = int(np.count_nonzero(ok))
-            if n_ok < len(idx):
-                counts[reason] += len(idx) - n_ok
-                values, idx = _compact(values, idx, ok)
-            if n_ok == 0:
-                break
-        if len(idx):
-            mem_total = np.broadcast_to(memory_fn(arch, setup, layout_of(values, space))["total"], idx.shape)
-            j = int(np.argmin(mem_total))
-            if mem_total[j] < leanest_bytes:
-                leanest_bytes, leanest_idx = float(mem_total[j]), int(idx[j])
-            fits = mem_total <= hw.hbm_bytes * (1.0 + memory_margin)
-            counts[MEMORY_REASON] += len(idx) - int(np.count_nonzero(fits))
-            values, idx = _compact(values, idx, fits)
-            mem_total = mem_total[fits]
-        if len(idx):
-            step = np.broadcast_to(step_fn(arch, setup, layout_of(values, space), hw).step_time_s, idx.shape)
-            ok = np.isfinite(step) & (step > 0)
-            counts[UNDEFINED_REASON] += len(idx) - int(np.count_nonzero(ok))
-            feasible += int(np.count_nonzero(ok))
-            best = _merge_top(best, step[ok], mem_total[ok], idx[ok], top_k)
+    tally = _Tally(best=(empty_f, empty_f, empty_i))
+    inner = space.shape[1:]
+    inner_size = int(np.prod(inner))
+    rows_per_block = max(1, chunk_size // max(inner_size, 1))
+    n_rows, total = space.shape[0], space.size
+    for r0 in range(0, n_rows, rows_per_block):
+        r1 = min(n_rows, r0 + rows_per_block)
+        _block(arch, setup, hw, space, r0, r1, rule_list, counts, tally, memory_fn=memory_fn, step_fn=step_fn,
+               cap=hw.hbm_bytes * (1.0 + memory_margin), top_k=top_k)
         if progress is not None:
-            progress(stop, total)
+            progress(r1 * inner_size, total)
 
+    best, feasible, leanest_idx = tally.best, tally.feasible, tally.leanest_idx
     pinned_text = space.stage_pin.text or None if space.stage_pin is not None else None
     layouts = (_ranked(arch, setup, hw, layout_of(space.decode(best[2]), space), memory_fn, step_fn, pinned_text)
                if len(best[2]) else [])
