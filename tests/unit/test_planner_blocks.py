@@ -1,0 +1,48 @@
+"""The planner's blocks (grid.Space.block): broadcast arrays that are the flat layouts in order, and
+models that give each layout of a block what they give it alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from workload_compiler.arch.presets import preset_arch
+from workload_compiler.catalog.loader import load_catalog
+from workload_compiler.perf.layout import TrainingSetup
+from workload_compiler.perf.memory import training_memory_bytes, training_memory_total
+from workload_compiler.perf.step_time import training_step
+from workload_compiler.planner.grid import build_space, layout_of
+
+SETUP = TrainingSetup(seq_len=4096, global_batch_size=1024, precision="fp8")
+
+
+def _block_and_flat(r0: int, r1: int) -> tuple[tuple[Any, Any, Any, Any], dict[str, Any], tuple[int, ...], int]:
+    arch = preset_arch("mixtral-8x7b")
+    hw = load_catalog().hardware("h100-sxm")
+    space = build_space(arch, SETUP, hw, 64)
+    inner = int(np.prod(space.shape[1:]))
+    block = space.block(r0, r1)
+    flat = space.decode(np.arange(r0 * inner, r1 * inner, dtype=np.int64))
+    return (arch, hw, space, block), flat, (r1 - r0, *space.shape[1:]), inner
+
+
+def test_a_block_flattened_in_c_order_is_the_flat_range_of_its_rows() -> None:
+    (_, _, _, block), flat, shape, _ = _block_and_flat(3, 9)
+    for name, values in flat.items():
+        assert np.array_equal(np.broadcast_to(block[name], shape).ravel(), values), name
+
+
+def test_memory_and_step_time_of_a_block_are_those_of_its_layouts_one_by_one() -> None:
+    """Broadcasting changes which intermediates are shared, not the arithmetic of any element:
+    bit-identical to the 1-D evaluation (the planner's census and ranking rest on it)."""
+    (arch, hw, space, block), flat, shape, _ = _block_and_flat(40, 44)
+    with np.errstate(all="ignore"):
+        b_lay, f_lay = layout_of(block, space), layout_of(flat, space)
+        b_mem = np.broadcast_to(training_memory_bytes(arch, SETUP, b_lay)["total"], shape).ravel()
+        f_mem = training_memory_bytes(arch, SETUP, f_lay)["total"]
+        b_total = np.broadcast_to(training_memory_total(arch, SETUP, b_lay)["total"], shape).ravel()
+        b_step = np.broadcast_to(training_step(arch, SETUP, b_lay, hw).step_time_s, shape).ravel()
+        f_step = training_step(arch, SETUP, f_lay, hw).step_time_s
+    assert np.array_equal(b_mem, f_mem) and np.array_equal(b_total, f_mem)
+    assert np.array_equal(b_step, f_step, equal_nan=True)
