@@ -87,6 +87,11 @@ _TOTAL_ONLY: dict[MemoryFn, MemoryFn] = {training_memory_bytes: training_memory_
 _BLOCK_STEP_SHARE = 0.1
 
 
+def _dim(axis: str) -> int:
+    """The dimension of `Space.block` along which `axis` varies."""
+    return 0 if axis in OUTER else 1 + INNER_AXES.index(axis)
+
+
 def _block(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space, r0: int, r1: int,
            rule_list: list[Rule], counts: dict[str, int], tally: _Tally, *, memory_fn: MemoryFn,
            step_fn: StepFn, cap: float, top_k: int) -> None:
@@ -105,19 +110,33 @@ def _block(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space, r0
     n_alive = int(np.count_nonzero(alive))
     if n_alive == 0:
         return
-    offset = r0 * int(np.prod(shape[1:]))
+    # Values dead on every other axis of the block (a micro-batch that no dp of these rows divides,
+    # an ep x etp too large for all of them) are cut before the models run: a sub-block, and its
+    # positions mapped back to flat indices (the kept values stay in order, so the flat order does).
+    keep = [np.flatnonzero(alive.any(axis=tuple(i for i in range(alive.ndim) if i != d))) for d in range(alive.ndim)]
+    sub = alive[np.ix_(*keep)]
+    values = {n: np.take(a, keep[_dim(n)], axis=_dim(n)) for n, a in values.items()}
+
+    full = shape
+
+    def flat(pos: IntArray) -> IntArray:
+        coords = np.unravel_index(pos, sub.shape)
+        return r0 * int(np.prod(full[1:])) + np.ravel_multi_index(
+            tuple(k[c] for k, c in zip(keep, coords, strict=True)), full)
+
+    alive, shape = sub, sub.shape
     layout = layout_of(values, space)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # the masked-out layouts
         mem = np.broadcast_to(_TOTAL_ONLY.get(memory_fn, memory_fn)(arch, setup, layout)["total"], shape)
     j = int(np.argmin(np.where(alive, mem, np.inf)))
     if mem.flat[j] < tally.leanest_bytes:
-        tally.leanest_bytes, tally.leanest_idx = float(mem.flat[j]), offset + j
+        tally.leanest_bytes, tally.leanest_idx = float(mem.flat[j]), int(flat(np.asarray([j]))[0])
     fits = alive & (mem <= cap)
     n_fit = int(np.count_nonzero(fits))
     counts[MEMORY_REASON] += n_alive - n_fit
     if n_fit == 0:
         return
-    idx = offset + np.flatnonzero(fits)
+    idx = flat(np.flatnonzero(fits))
     if n_fit < _BLOCK_STEP_SHARE * fits.size:
         step = np.broadcast_to(step_fn(arch, setup, layout_of(space.decode(idx), space), hw).step_time_s, idx.shape)
     else:
