@@ -2,12 +2,9 @@
 
 The space (grid.py) is first narrowed axis by axis by the leading rules that read one axis group
 only (`_prefilter`; a DeepSeek-V3 space of 18M layouts shrinks ~10x before any product is
-formed), then walked in blocks of outer rows with every inner value (`Space.block`): NumPy arrays
-that broadcast to (rows, mbs, recompute, zero, ep, etp), so the models compute a term that reads
-the rows and the micro-batch once per (row, mbs), not once per layout (4-5x faster than 1-D
-chunks on DeepSeek-V3). In each block the remaining structural rules form one mask (each
-rejection counted under the first rule it breaks), the memory model runs on the block, the
-step-time model on what fits in HBM; the best k of each block are merged. The memory and step
+formed), then walked in blocks of outer rows against every inner value (blocks.py: broadcast
+arrays, so a term that reads a few axes is computed once per value of those axes; 4-5x faster
+than 1-D chunks on DeepSeek-V3); the best k of each block are merged. The memory and step
 functions are parameters (defaulting to perf.memory and perf.step_time), so the search is tested
 with stand-ins and always runs the same code as a single-layout compile.
 """
@@ -24,22 +21,18 @@ from ..arch.model import ModelArch
 from ..errors import InputError
 from ..intake.common import ParallelismIntake
 from ..perf.layout import RECOMPUTE_NAMES, FloatArray, Hardware, IntArray, Layout, TrainingSetup
-from ..perf.memory import training_memory_bytes, training_memory_total
+from ..perf.memory import training_memory_bytes
 from ..perf.stages import layout_string
-from ..perf.step_time import StepResult, training_step
+from ..perf.step_time import training_step
 from ..units import format_bytes_decimal
 from . import memo
+from .blocks import MEMORY_REASON, UNDEFINED_REASON, MemoryFn, StepFn, Tally, evaluate_block
 from .grid import INNER_AXES, OUTER, Rule, Space, Values, build_space, layout_of, rules
 from .result import PlanResult, PublishedMfu, RankedLayout
 
-MemoryFn = Callable[[ModelArch, TrainingSetup, Layout], dict[str, FloatArray]]
-StepFn = Callable[[ModelArch, TrainingSetup, Layout, Hardware], StepResult]
 Progress = Callable[[int, int], None]
-
-MEMORY_REASON = "memory exceeds HBM"
-UNDEFINED_REASON = "step-time model gave no finite time"
-# 2^17 layouts: 1 MB per int64 axis array. Large enough that NumPy's per-call overhead is small,
-# small enough to stay in cache (measured: 2^16..2^18 within noise on GPT-3; 2^20 is 15-50% slower).
+# Layouts per block (whole rows, so a block holds at least one row's inner values). Measured on
+# DeepSeek-V3 at 512-3,072 H100: 2^15..2^19 within the machine's noise of each other; 2^17 kept.
 DEFAULT_CHUNK = 1 << 17
 
 
@@ -66,98 +59,6 @@ def _prefilter(space: Space, rule_list: list[Rule], counts: dict[str, int]) -> t
         else:
             return space, rule_list[n:]
     return space, []
-
-
-@dataclasses.dataclass
-class _Tally:
-    """What the blocks add up: the best k (step time, memory, flat index), the count that fits, and
-    the leanest valid layout (for the reason when nothing fits)."""
-
-    best: tuple[FloatArray, FloatArray, IntArray]
-    feasible: int = 0
-    leanest_bytes: float = np.inf
-    leanest_idx: int = -1
-
-
-# What the blocks read of a memory model: the total (the per-term breakdown of the best k is
-# computed again for those alone, `_ranked`).
-_TOTAL_ONLY: dict[MemoryFn, MemoryFn] = {training_memory_bytes: training_memory_total}
-# Below this share of a block fitting in memory, the step model runs on the fitting layouts alone
-# (decoded to 1-D); above it, on the whole block as broadcast arrays, which is cheaper per layout.
-_BLOCK_STEP_SHARE = 0.1
-
-
-def _dim(axis: str) -> int:
-    """The dimension of `Space.block` along which `axis` varies."""
-    return 0 if axis in OUTER else 1 + INNER_AXES.index(axis)
-
-
-def _block(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space, r0: int, r1: int,
-           rule_list: list[Rule], counts: dict[str, int], tally: _Tally, *, memory_fn: MemoryFn,
-           step_fn: StepFn, cap: float, top_k: int) -> None:
-    """Rows r0..r1 with all their inner values (`Space.block`): the remaining rules as one mask
-    (each rejection counted under the first rule it breaks), memory, then step time where it fits.
-    The models see broadcast arrays, so a term that reads a few axes is computed once per value of
-    those axes; the layouts outside the mask are computed and dropped. Element by element the
-    arithmetic is the one a 1-D evaluation does, so the results are the same."""
-    values = space.block(r0, r1)
-    shape = (r1 - r0, *space.shape[1:])
-    alive = np.ones(shape, dtype=bool)
-    for reason, ok_fn in rule_list:
-        ok = np.asarray(ok_fn(values), dtype=bool)
-        counts[reason] += int(np.count_nonzero(alive & ~ok))
-        alive &= ok
-    n_alive = int(np.count_nonzero(alive))
-    if n_alive == 0:
-        return
-    # Values dead on every other axis of the block (a micro-batch that no dp of these rows divides,
-    # an ep x etp too large for all of them) are cut before the models run: a sub-block, and its
-    # positions mapped back to flat indices (the kept values stay in order, so the flat order does).
-    keep = [np.flatnonzero(alive.any(axis=tuple(i for i in range(alive.ndim) if i != d))) for d in range(alive.ndim)]
-    sub = alive[np.ix_(*keep)]
-    values = {n: np.take(a, keep[_dim(n)], axis=_dim(n)) for n, a in values.items()}
-
-    full = shape
-
-    def flat(pos: IntArray) -> IntArray:
-        coords = np.unravel_index(pos, sub.shape)
-        return r0 * int(np.prod(full[1:])) + np.ravel_multi_index(
-            tuple(k[c] for k, c in zip(keep, coords, strict=True)), full)
-
-    alive, shape = sub, sub.shape
-    layout = layout_of(values, space)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # the masked-out layouts
-        mem = np.broadcast_to(_TOTAL_ONLY.get(memory_fn, memory_fn)(arch, setup, layout)["total"], shape)
-    j = int(np.argmin(np.where(alive, mem, np.inf)))
-    if mem.flat[j] < tally.leanest_bytes:
-        tally.leanest_bytes, tally.leanest_idx = float(mem.flat[j]), int(flat(np.asarray([j]))[0])
-    fits = alive & (mem <= cap)
-    n_fit = int(np.count_nonzero(fits))
-    counts[MEMORY_REASON] += n_alive - n_fit
-    if n_fit == 0:
-        return
-    idx = flat(np.flatnonzero(fits))
-    if n_fit < _BLOCK_STEP_SHARE * fits.size:
-        step = np.broadcast_to(step_fn(arch, setup, layout_of(space.decode(idx), space), hw).step_time_s, idx.shape)
-    else:
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            step = np.broadcast_to(step_fn(arch, setup, layout, hw).step_time_s, shape)[fits]
-    ok = np.isfinite(step) & (step > 0)
-    counts[UNDEFINED_REASON] += n_fit - int(np.count_nonzero(ok))
-    tally.feasible += int(np.count_nonzero(ok))
-    tally.best = _merge_top(tally.best, step[ok], mem[fits][ok], idx[ok], top_k)
-
-
-def _merge_top(best: tuple[FloatArray, FloatArray, IntArray], step: FloatArray, mem: FloatArray,
-               idx: IntArray, k: int) -> tuple[FloatArray, FloatArray, IntArray]:
-    """Keep the k best by (step time, memory, flat index): deterministic under ties."""
-    if len(step) > k:  # cheap pre-cut: everything at or below the k-th smallest step time
-        kth = np.partition(step, k - 1)[k - 1]
-        keep = step <= kth
-        step, mem, idx = step[keep], mem[keep], idx[keep]
-    s, m, i = (np.concatenate([a, b]) for a, b in zip(best, (step, mem, idx), strict=True))
-    order = np.lexsort((i, m, s))[:k]
-    return s[order], m[order], i[order]
 
 
 def _split_of(arch: ModelArch, layout: Layout, j: int, n: int,
@@ -281,14 +182,14 @@ def _search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int, pins
     counts = dict.fromkeys([r for r, _ in rule_list] + [MEMORY_REASON, UNDEFINED_REASON], 0)
     space, rule_list = _prefilter(full_space, rule_list, counts)
     empty_f, empty_i = np.empty(0, dtype=np.float64), np.empty(0, dtype=np.int64)
-    tally = _Tally(best=(empty_f, empty_f, empty_i))
+    tally = Tally(best=(empty_f, empty_f, empty_i))
     inner = space.shape[1:]
     inner_size = int(np.prod(inner))
     rows_per_block = max(1, chunk_size // max(inner_size, 1))
     n_rows, total = space.shape[0], space.size
     for r0 in range(0, n_rows, rows_per_block):
         r1 = min(n_rows, r0 + rows_per_block)
-        _block(arch, setup, hw, space, r0, r1, rule_list, counts, tally, memory_fn=memory_fn, step_fn=step_fn,
+        evaluate_block(arch, setup, hw, space, r0, r1, rule_list, counts, tally, memory_fn=memory_fn, step_fn=step_fn,
                cap=hw.hbm_bytes * (1.0 + memory_margin), top_k=top_k)
         if progress is not None:
             progress(r1 * inner_size, total)

@@ -1,0 +1,124 @@
+"""One block of the planner's search: rows of the space against every inner value, as broadcast arrays.
+
+`Space.block` gives arrays that broadcast to (rows, mbs, recompute, zero, ep, etp), each varying
+along its own dimension, so the models compute a term that reads a few axes once per value of
+those axes (the rows and the micro-batch, not every layout). The remaining structural rules form
+one mask, each rejection counted under the first rule it breaks; values dead on every other axis
+are cut; the memory model runs on the block, the step-time model where it fits; the best k are
+merged. Element by element the arithmetic is the one a 1-D evaluation does, so the census and the
+ranking are those of evaluating every layout alone (tests/unit/test_planner_blocks.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+
+from ..arch.model import ModelArch
+from ..perf.layout import FloatArray, Hardware, IntArray, Layout, TrainingSetup
+from ..perf.memory import training_memory_bytes, training_memory_total
+from ..perf.step_time import StepResult
+from .grid import INNER_AXES, OUTER, Rule, Space, layout_of
+
+MemoryFn = Callable[[ModelArch, TrainingSetup, Layout], dict[str, FloatArray]]
+StepFn = Callable[[ModelArch, TrainingSetup, Layout, Hardware], StepResult]
+
+MEMORY_REASON = "memory exceeds HBM"
+UNDEFINED_REASON = "step-time model gave no finite time"
+
+
+@dataclasses.dataclass
+class Tally:
+    """What the blocks add up: the best k (step time, memory, flat index), the count that fits, and
+    the leanest valid layout (for the reason when nothing fits)."""
+
+    best: tuple[FloatArray, FloatArray, IntArray]
+    feasible: int = 0
+    leanest_bytes: float = np.inf
+    leanest_idx: int = -1
+
+
+# What the blocks read of a memory model: the total (the per-term breakdown of the best k is
+# computed again for those alone, `_ranked`).
+_TOTAL_ONLY: dict[MemoryFn, MemoryFn] = {training_memory_bytes: training_memory_total}
+# Below this share of a block fitting in memory, the step model runs on the fitting layouts alone
+# (decoded to 1-D); above it, on the whole block as broadcast arrays, which is cheaper per layout.
+_BLOCK_STEP_SHARE = 0.1
+
+
+def _dim(axis: str) -> int:
+    """The dimension of `Space.block` along which `axis` varies."""
+    return 0 if axis in OUTER else 1 + INNER_AXES.index(axis)
+
+
+def evaluate_block(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space, r0: int, r1: int,
+           rule_list: list[Rule], counts: dict[str, int], tally: Tally, *, memory_fn: MemoryFn,
+           step_fn: StepFn, cap: float, top_k: int) -> None:
+    """Rows r0..r1 with all their inner values (`Space.block`): the remaining rules as one mask
+    (each rejection counted under the first rule it breaks), memory, then step time where it fits.
+    The models see broadcast arrays, so a term that reads a few axes is computed once per value of
+    those axes; the layouts outside the mask are computed and dropped. Element by element the
+    arithmetic is the one a 1-D evaluation does, so the results are the same."""
+    values = space.block(r0, r1)
+    shape = (r1 - r0, *space.shape[1:])
+    alive = np.ones(shape, dtype=bool)
+    for reason, ok_fn in rule_list:
+        ok = np.asarray(ok_fn(values), dtype=bool)
+        counts[reason] += int(np.count_nonzero(alive & ~ok))
+        alive &= ok
+    n_alive = int(np.count_nonzero(alive))
+    if n_alive == 0:
+        return
+    # Values dead on every other axis of the block (a micro-batch that no dp of these rows divides,
+    # an ep x etp too large for all of them) are cut before the models run: a sub-block, and its
+    # positions mapped back to flat indices (the kept values stay in order, so the flat order does).
+    keep = [np.flatnonzero(alive.any(axis=tuple(i for i in range(alive.ndim) if i != d))) for d in range(alive.ndim)]
+    sub = alive[np.ix_(*keep)]
+    values = {n: np.take(a, keep[_dim(n)], axis=_dim(n)) for n, a in values.items()}
+
+    full = shape
+
+    def flat(pos: IntArray) -> IntArray:
+        coords = np.unravel_index(pos, sub.shape)
+        return r0 * int(np.prod(full[1:])) + np.ravel_multi_index(
+            tuple(k[c] for k, c in zip(keep, coords, strict=True)), full)
+
+    alive, shape = sub, sub.shape
+    layout = layout_of(values, space)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # the masked-out layouts
+        mem = np.broadcast_to(_TOTAL_ONLY.get(memory_fn, memory_fn)(arch, setup, layout)["total"], shape)
+    j = int(np.argmin(np.where(alive, mem, np.inf)))
+    if mem.flat[j] < tally.leanest_bytes:
+        tally.leanest_bytes, tally.leanest_idx = float(mem.flat[j]), int(flat(np.asarray([j]))[0])
+    fits = alive & (mem <= cap)
+    n_fit = int(np.count_nonzero(fits))
+    counts[MEMORY_REASON] += n_alive - n_fit
+    if n_fit == 0:
+        return
+    idx = flat(np.flatnonzero(fits))
+    if n_fit < _BLOCK_STEP_SHARE * fits.size:
+        step = np.broadcast_to(step_fn(arch, setup, layout_of(space.decode(idx), space), hw).step_time_s, idx.shape)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            step = np.broadcast_to(step_fn(arch, setup, layout, hw).step_time_s, shape)[fits]
+    ok = np.isfinite(step) & (step > 0)
+    counts[UNDEFINED_REASON] += n_fit - int(np.count_nonzero(ok))
+    tally.feasible += int(np.count_nonzero(ok))
+    tally.best = merge_top(tally.best, step[ok], mem[fits][ok], idx[ok], top_k)
+
+
+def merge_top(best: tuple[FloatArray, FloatArray, IntArray], step: FloatArray, mem: FloatArray,
+               idx: IntArray, k: int) -> tuple[FloatArray, FloatArray, IntArray]:
+    """Keep the k best by (step time, memory, flat index): deterministic under ties."""
+    if len(step) > k:  # cheap pre-cut: everything at or below the k-th smallest step time
+        kth = np.partition(step, k - 1)[k - 1]
+        keep = step <= kth
+        step, mem, idx = step[keep], mem[keep], idx[keep]
+    s, m, i = (np.concatenate([a, b]) for a, b in zip(best, (step, mem, idx), strict=True))
+    order = np.lexsort((i, m, s))[:k]
+    return s[order], m[order], i[order]
+
+
+__all__ = ["MEMORY_REASON", "UNDEFINED_REASON", "MemoryFn", "StepFn", "Tally", "evaluate_block", "merge_top"]
