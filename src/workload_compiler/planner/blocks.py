@@ -53,14 +53,46 @@ def _dim(axis: str) -> int:
     return 0 if axis in OUTER else 1 + INNER_AXES.index(axis)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Sub:
+    """A sub-block: the values kept along each dimension (`keep`, indices into the whole block, in
+    order, so flat order is kept) and the block's arrays cut to them."""
+
+    values: dict[str, IntArray]
+    keep: tuple[IntArray, ...]
+    full: tuple[int, ...]
+    offset: int
+
+    def cut(self, mask: np.ndarray) -> tuple[_Sub, tuple[IntArray, ...]]:
+        """The sub-block of the values of each dimension live somewhere in `mask` (a mask over this
+        sub-block), and where those values sit in this sub-block."""
+        live = tuple(np.flatnonzero(mask.any(axis=tuple(i for i in range(mask.ndim) if i != d)))
+                     for d in range(mask.ndim))
+        values = {n: np.take(a, live[_dim(n)], axis=_dim(n)) for n, a in self.values.items()}
+        return _Sub(values=values, keep=tuple(k[x] for k, x in zip(self.keep, live, strict=True)),
+                    full=self.full, offset=self.offset), live
+
+    def flat(self, pos: IntArray) -> IntArray:
+        """Flat indices of the space for positions (C order) in this sub-block."""
+        coords = np.unravel_index(pos, tuple(len(k) for k in self.keep))
+        return self.offset + np.ravel_multi_index(tuple(k[c] for k, c in zip(self.keep, coords, strict=True)),
+                                                  self.full)
+
+
+def _quiet() -> np.errstate:
+    """Arithmetic on the layouts a mask drops may divide by zero; their values are never read."""
+    return np.errstate(divide="ignore", invalid="ignore", over="ignore")
+
+
 def evaluate_block(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space, r0: int, r1: int,
-           rule_list: list[Rule], counts: dict[str, int], tally: Tally, *, memory_fn: MemoryFn,
-           step_fn: StepFn, cap: float, top_k: int) -> None:
+                   rule_list: list[Rule], counts: dict[str, int], tally: Tally, *, memory_fn: MemoryFn,
+                   step_fn: StepFn, cap: float, top_k: int) -> None:
     """Rows r0..r1 with all their inner values (`Space.block`): the remaining rules as one mask
     (each rejection counted under the first rule it breaks), memory, then step time where it fits.
-    The models see broadcast arrays, so a term that reads a few axes is computed once per value of
-    those axes; the layouts outside the mask are computed and dropped. Element by element the
-    arithmetic is the one a 1-D evaluation does, so the results are the same."""
+    Before the models run, the values dead on every other axis (a micro-batch no dp of these rows
+    divides, an ep x etp too large for all of them) are cut (cutting again by what fits in memory
+    measured slower: few values are dead everywhere). Element by element the arithmetic is the one
+    a 1-D evaluation does, so the results are the same."""
     values = space.block(r0, r1)
     shape = (r1 - r0, *space.shape[1:])
     alive = np.ones(shape, dtype=bool)
@@ -71,38 +103,28 @@ def evaluate_block(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: S
     n_alive = int(np.count_nonzero(alive))
     if n_alive == 0:
         return
-    # Values dead on every other axis of the block (a micro-batch that no dp of these rows divides,
-    # an ep x etp too large for all of them) are cut before the models run: a sub-block, and its
-    # positions mapped back to flat indices (the kept values stay in order, so the flat order does).
-    keep = [np.flatnonzero(alive.any(axis=tuple(i for i in range(alive.ndim) if i != d))) for d in range(alive.ndim)]
-    sub = alive[np.ix_(*keep)]
-    values = {n: np.take(a, keep[_dim(n)], axis=_dim(n)) for n, a in values.items()}
-
-    full = shape
-
-    def flat(pos: IntArray) -> IntArray:
-        coords = np.unravel_index(pos, sub.shape)
-        return r0 * int(np.prod(full[1:])) + np.ravel_multi_index(
-            tuple(k[c] for k, c in zip(keep, coords, strict=True)), full)
-
-    alive, shape = sub, sub.shape
-    layout = layout_of(values, space)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # the masked-out layouts
-        mem = np.broadcast_to(_TOTAL_ONLY.get(memory_fn, memory_fn)(arch, setup, layout)["total"], shape)
+    whole = _Sub(values=values, keep=tuple(np.arange(n) for n in shape), full=shape,
+                 offset=r0 * int(np.prod(shape[1:])))
+    sub, live = whole.cut(alive)
+    alive = alive[np.ix_(*live)]
+    with _quiet():
+        mem = np.broadcast_to(_TOTAL_ONLY.get(memory_fn, memory_fn)(arch, setup, layout_of(sub.values, space))["total"],
+                              alive.shape)
     j = int(np.argmin(np.where(alive, mem, np.inf)))
     if mem.flat[j] < tally.leanest_bytes:
-        tally.leanest_bytes, tally.leanest_idx = float(mem.flat[j]), int(flat(np.asarray([j]))[0])
+        tally.leanest_bytes, tally.leanest_idx = float(mem.flat[j]), int(sub.flat(np.asarray([j]))[0])
     fits = alive & (mem <= cap)
     n_fit = int(np.count_nonzero(fits))
     counts[MEMORY_REASON] += n_alive - n_fit
     if n_fit == 0:
         return
-    idx = flat(np.flatnonzero(fits))
+    idx = sub.flat(np.flatnonzero(fits))
     if n_fit < _BLOCK_STEP_SHARE * fits.size:
         step = np.broadcast_to(step_fn(arch, setup, layout_of(space.decode(idx), space), hw).step_time_s, idx.shape)
     else:
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            step = np.broadcast_to(step_fn(arch, setup, layout, hw).step_time_s, shape)[fits]
+        with _quiet():
+            step = np.broadcast_to(step_fn(arch, setup, layout_of(sub.values, space), hw).step_time_s,
+                                   fits.shape)[fits]
     ok = np.isfinite(step) & (step > 0)
     counts[UNDEFINED_REASON] += n_fit - int(np.count_nonzero(ok))
     tally.feasible += int(np.count_nonzero(ok))
@@ -110,7 +132,7 @@ def evaluate_block(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: S
 
 
 def merge_top(best: tuple[FloatArray, FloatArray, IntArray], step: FloatArray, mem: FloatArray,
-               idx: IntArray, k: int) -> tuple[FloatArray, FloatArray, IntArray]:
+              idx: IntArray, k: int) -> tuple[FloatArray, FloatArray, IntArray]:
     """Keep the k best by (step time, memory, flat index): deterministic under ties."""
     if len(step) > k:  # cheap pre-cut: everything at or below the k-th smallest step time
         kth = np.partition(step, k - 1)[k - 1]
