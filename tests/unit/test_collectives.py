@@ -103,3 +103,29 @@ def test_vectorized_over_group_sizes() -> None:
     t = coll.group_all_reduce_s(1e9, n, 1, H100_NODE)
     assert t.shape == (5,)
     assert np.all(np.diff(t) > 0)
+
+
+def test_a_token_reaches_fewer_remote_nodes_than_it_has_expert_copies() -> None:
+    """Balanced top-8 over ep 64 on 8-GPU nodes: 7 (1 - (7/8)^8) = 4.60 remote nodes per token, not
+    the 7 copies an all-to-all sends off the node; DeepSeek-V3's group-limited routing (4 of 8
+    groups, a group per node at ep 64) caps it at 4 x 7/8 = 3.5 (arXiv:2412.19437 Sec 2.1.2)."""
+    free = float(coll.remote_domains_hit(64, 1, H100_NODE, 8.0))
+    limited = float(coll.remote_domains_hit(64, 1, H100_NODE, 8.0, groups=8, group_top_k=4))
+    assert free == pytest.approx(7.0 * (1.0 - (7.0 / 8.0) ** 8))
+    assert limited == pytest.approx(3.5)
+    assert float(coll.remote_domains_hit(8, 1, H100_NODE, 8.0)) == 0.0     # one node: none remote
+
+
+def test_deduplicated_dispatch_sends_each_token_once_per_remote_node() -> None:
+    """DeepEP / HybridEP against the all-to-all: across nodes the NIC bytes fall by copies off the
+    node / remote nodes hit; inside one node both move the same NVLink bytes."""
+    token = 7168 * 2.0 * 4096                                   # a micro-batch of tokens, bf16
+    plain = float(coll.group_all_to_all_s(8.0 * token, 64, 1, H100_NODE))
+    remote = coll.remote_domains_hit(64, 1, H100_NODE, 8.0, groups=8, group_top_k=4)
+    dedup = float(coll.group_dispatch_dedup_s(token, 8.0, 64, 1, H100_NODE, remote))
+    # the NIC part binds both; the per-peer latency goes from 56 remote GPUs to 7 remote nodes
+    nic = coll.NIC_LATENCY_S
+    assert dedup - 7 * nic == pytest.approx((plain - 56 * nic) * 3.5 / 7.0)
+    one_node = coll.remote_domains_hit(8, 1, H100_NODE, 8.0)
+    assert float(coll.group_dispatch_dedup_s(token, 8.0, 8, 1, H100_NODE, one_node)) == pytest.approx(
+        float(coll.group_all_to_all_s(8.0 * token, 8, 1, H100_NODE)))

@@ -160,3 +160,17 @@ def test_valid_layouts_give_finite_times_and_mfu_below_one(tp: int, pp: int, dp:
     assert 0 < float(r.mfu) < 1           # against the peak of the run's own GEMM precision
     if not fp8:
         assert float(r.mfu_bf16) == float(r.mfu)
+
+
+def test_deepep_dispatch_sends_fewer_bytes_across_nodes_and_the_same_inside_one() -> None:
+    """ep 16 over two H100 nodes: an all-to-all sends 8 x 1/2 = 4 copies of a token off the node,
+    DeepEP / HybridEP one (top-8 of 128 experts lands on the other node with p = 1 - 2^-8)."""
+    setup = TrainingSetup(seq_len=4096, global_batch_size=1024, precision="fp8")
+    dedup = dataclasses.replace(setup, ep_dispatch_dedup=True)
+    across = layout(tp=1, pp=1, dp=16, cp=1, ep=16, vp=1)
+    plain_ep = float(training_step(QWEN_MOE, setup, across, H100).breakdown_s["ep_comm"])
+    dedup_ep = float(training_step(QWEN_MOE, dedup, across, H100).breakdown_s["ep_comm"])
+    assert dedup_ep == pytest.approx(plain_ep / 4.0, rel=0.05)
+    inside = layout(tp=1, pp=1, dp=16, cp=1, ep=8, vp=1)
+    assert float(training_step(QWEN_MOE, dedup, inside, H100).breakdown_s["ep_comm"]) == pytest.approx(
+        float(training_step(QWEN_MOE, setup, inside, H100).breakdown_s["ep_comm"]))

@@ -50,7 +50,8 @@ _MOE_DEEPSEEK = {"moe_experts": "n_routed_experts", "moe_top_k": "num_experts_pe
                  "moe_dense_layers": "first_k_dense_replace", "moe_layer_interval": "moe_layer_freq",
                  "mla_q_lora_rank": "q_lora_rank", "mla_kv_lora_rank": "kv_lora_rank",
                  "mla_qk_nope_head_dim": "qk_nope_head_dim", "mla_qk_rope_head_dim": "qk_rope_head_dim",
-                 "mla_v_head_dim": "v_head_dim", "mtp_layers": "num_nextn_predict_layers"}
+                 "mla_v_head_dim": "v_head_dim", "mtp_layers": "num_nextn_predict_layers",
+                 "moe_router_groups": "n_group", "moe_router_group_top_k": "topk_group"}
 _LLAMA4 = {"moe_experts": "num_local_experts", "moe_top_k": "num_experts_per_tok",
            "moe_ffn_hidden_size": "intermediate_size", "ffn_hidden_size": "intermediate_size_mlp",
            "moe_interval_step": "interleave_moe_layer_step"}
@@ -221,6 +222,9 @@ def arch_from_hf_dict(cfg: Mapping[str, Any], origin: str = "config.json") -> Mo
         shared = r.int_("moe_shared_experts", 0) if "moe_shared_experts" in r.keys else family.shared_experts
         values["moe_shared_experts"] = shared or (1 if shared_ffn else 0)
         values["moe_shared_ffn_hidden_size"] = shared_ffn
+        for ours in ("moe_router_groups", "moe_router_group_top_k"):
+            if ours in r.keys:
+                values[ours] = r.int_(ours, 0)
     if "mla_kv_lora_rank" in r.keys:
         for ours in ("mla_q_lora_rank", "mla_kv_lora_rank", "mla_qk_nope_head_dim",
                      "mla_qk_rope_head_dim", "mla_v_head_dim"):

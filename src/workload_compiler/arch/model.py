@@ -37,6 +37,11 @@ class ModelArch(BaseModel):
     moe_shared_ffn_hidden_size: int = Field(default=0, ge=0, description="per shared expert; 0 = expert size")
     moe_dense_layers: int = Field(default=0, ge=0, description="leading layers with a dense MLP")
     moe_layer_interval: int = Field(default=1, ge=1, description="every n-th layer (after the dense ones) is MoE")
+    # Group-limited routing (DeepSeek-V3 n_group / topk_group): the experts form groups and a token's
+    # top-k are taken from its best `moe_router_group_top_k` groups only; 0 = not limited.
+    moe_router_groups: int = Field(default=0, ge=0, description="expert groups of group-limited routing (n_group)")
+    moe_router_group_top_k: int = Field(default=0, ge=0,
+                                        description="groups a token's experts may come from (topk_group)")
     # Multi-head latent attention (DeepSeek V2/V3); kv_lora_rank = 0 means no MLA.
     mla_q_lora_rank: int = Field(default=0, ge=0)
     mla_kv_lora_rank: int = Field(default=0, ge=0)

@@ -88,6 +88,11 @@ class ParallelismIntake(Strict):
         default=None, description="MoE: run each micro-batch's expert-parallel all-to-all (dispatch and "
         "combine) under another micro-batch's compute (Megatron-Core --overlap-moe-expert-parallel-comm, "
         "Megatron-Bridge moe_a2a_overlap); default: off, in series with the experts (Megatron-Core's default)")
+    ep_dispatcher: Literal["alltoall", "deepep", "hybridep"] | None = Field(
+        default=None, description="MoE token dispatch: 'alltoall' sends every token copy to its expert's GPU "
+        "(Megatron-Core --moe-token-dispatcher-type alltoall, the default); 'deepep' / 'hybridep' "
+        "(--moe-token-dispatcher-type flex with --moe-flex-dispatcher-backend) send a token once per remote "
+        "node over the NICs and forward it over NVLink there")
     zero_stage: Literal[0, 1, 2, 3] | None = None
     # Uneven pipeline stages, as Megatron-Core defines them (perf/stages.py). Unset: the planner
     # chooses between the even split and the balanced one (embedding and loss as a layer each).

@@ -126,6 +126,38 @@ def group_all_to_all_s(size_bytes: Any, n: Any, stride: Any, hw: Hardware) -> Fl
     return np.asarray(np.maximum(intra, inter))
 
 
+def remote_domains_hit(n: Any, stride: Any, hw: Hardware, copies: float, groups: int = 0,
+                       group_top_k: int = 0) -> FloatArray:
+    """Expected scale-up domains other than its own that one token's `copies` expert copies land
+    in, over an EP group of n ranks (`stride` apart), the experts spread evenly and the routing
+    balanced: (D - 1) (1 - (1 - k/n)^copies) for D = n/k domains of k members. Group-limited
+    routing (DeepSeek-V3: the experts of `group_top_k` of `groups` groups) caps it at the domains
+    those groups span, group_top_k x max(1, D / groups), less its own domain's share."""
+    n = _ranks(n)
+    k = local_members(n, stride, hw)
+    domains = n / k
+    hit = (domains - 1.0) * (1.0 - (1.0 - k / n) ** copies)
+    if groups and group_top_k:
+        hit = np.minimum(hit, group_top_k * np.maximum(1.0, domains / groups) * (1.0 - 1.0 / domains))
+    return np.asarray(hit)
+
+
+def group_dispatch_dedup_s(token_bytes: Any, copies: float, n: Any, stride: Any, hw: Hardware,
+                           remote: Any) -> FloatArray:
+    """Node-deduplicated dispatch (or combine) of DeepEP / HybridEP: a token crosses the NICs once
+    per remote scale-up domain it goes to (`remote`, `remote_domains_hit`), to the same-index GPU
+    there, which forwards it over NVLink to the experts' GPUs (DeepEP README, "normal kernels";
+    DeepSeek-V3 Sec 3.2.2). NVLink carries the local copies and the forwarded ones; the slower of
+    the two links sets the time."""
+    n = _ranks(n)
+    k = local_members(n, stride, hw)
+    s = np.asarray(token_bytes, dtype=np.float64)
+    nvlink = copies * ((k - 1.0) / n + (n - k) / n * (k - 1.0) / k) * s
+    intra = nvlink / scale_up_bw(hw, "all_to_all") + (k - 1.0) * NVLINK_LATENCY_S
+    inter = remote * s / scale_out_bw(hw, "all_to_all") + (n / k - 1.0) * NIC_LATENCY_S
+    return np.asarray(np.maximum(intra, inter))
+
+
 def link_bw_latency(span: Any, hw: Hardware) -> tuple[FloatArray, FloatArray]:
     """(bandwidth, latency) of a point-to-point link between ranks `span` GPUs apart or less."""
     inside = np.asarray(span) <= hw.scale_up_domain_gpus

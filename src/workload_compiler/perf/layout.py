@@ -122,6 +122,9 @@ class TrainingSetup:
     # MoE: the expert-parallel all-to-all of one micro-batch runs under another's compute (Megatron-Core
     # --overlap-moe-expert-parallel-comm: 1F1B merges a forward and a backward layer by layer).
     ep_comm_overlap: bool = False
+    # MoE dispatch: Megatron-Core's all-to-all (every token copy to its expert's GPU), or a
+    # node-deduplicated one (DeepEP / HybridEP: once per remote node over the NICs, NVLink inside).
+    ep_dispatch_dedup: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,7 +20,7 @@ def resolve_setup(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved
         kernel = trace.assumed("training.attention_kernel", "flash" if run.framework.flash_attention else "unfused",
                                f"the {run.framework.id} profile's attention kernel: a fused FlashAttention-2-class "
                                "kernel (FA2/FA3, cuDNN, SDPA), the default of Megatron-Core, NeMo, torchtitan")
-    dropless, imbalance, ep_overlap = True, 1.0, False
+    dropless, imbalance, ep_overlap, dedup = True, 1.0, False, False
     if arch.is_moe:
         t = w.training
         if t.moe_capacity_factor is not None:
@@ -42,6 +42,12 @@ def resolve_setup(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved
                                        "expert-parallel all-to-all in series with the experts (Megatron-Core's "
                                        "default; its --overlap-moe-expert-parallel-comm hides it under another "
                                        "micro-batch's compute)")
+        if w.compute.parallelism.ep_dispatcher is not None:
+            dedup = trace.given("compute.parallelism.ep_dispatcher", w.compute.parallelism.ep_dispatcher) != "alltoall"
+        else:
+            trace.assumed("compute.parallelism.ep_dispatcher", "alltoall",
+                          "every token copy sent to its expert's GPU (Megatron-Core's default dispatcher; DeepEP "
+                          "and HybridEP send a token once per remote node)")
     if w.training.grad_reduce_dtype is not None:
         grad_dtype = trace.given("training.grad_reduce_dtype", w.training.grad_reduce_dtype)
     elif w.training.framework is not None:        # the named framework's gradient reduction
@@ -64,7 +70,7 @@ def resolve_setup(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved
                           attention_relative_speed=FA1_RELATIVE_SPEED if kernel == "flash_v1" else 1.0,
                           moe_dropless=dropless,
                           moe_load_imbalance=float(imbalance), tp_comm_overlap=bool(overlap),
-                          ep_comm_overlap=bool(ep_overlap),
+                          ep_comm_overlap=bool(ep_overlap), ep_dispatch_dedup=bool(dedup),
                           grad_reduce_bytes=4.0 if grad_dtype == "fp32" else 2.0,
                           framework=run.framework)
     return setup
