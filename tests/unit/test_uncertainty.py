@@ -60,7 +60,13 @@ def test_every_training_headline_number_has_a_band_or_a_sentence() -> None:
         assert key in spec.uncertainty and spec.uncertainty[key].basis
     step = spec.uncertainty["compute.step_time_s"]
     assert step.low is not None and step.high is not None
-    assert step.low < spec.compute.step_time_s < step.high  # type: ignore[union-attr]
+    # where held-out Ampere runs' published step times lay around the prediction x: [x/(1+e_hi),
+    # x/(1+e_lo)]; the model over-predicted nearly all of them, so the band may sit just below x
+    r = u.error_range("training_step_time", "Ampere dense bf16")
+    assert r is not None
+    x = spec.compute.step_time_s  # type: ignore[union-attr]
+    assert step.low == pytest.approx(x / (1.0 + r[1])) and step.high == pytest.approx(x / (1.0 + r[0]))
+    assert step.low < step.high and step.low < x
 
 
 def test_bands_in_json_terminal_and_markdown() -> None:
