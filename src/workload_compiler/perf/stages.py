@@ -149,32 +149,32 @@ def resolve_stages(arch: ModelArch, layout: Layout, micro: FloatArray) -> Stages
     mtp_last = np.maximum(float(mtp_layers) - mid_mtp, 0.0)
     m = np.asarray(micro, dtype=f8)
 
-    def b(x: FloatArray | float) -> FloatArray:
-        # each quantity keeps the shape of the axes it depends on (the planner's blocks broadcast
-        # rows against the inner axes, so most of these stay small); consumers broadcast them
+    def f(x: FloatArray | float) -> FloatArray:
+        # no broadcast to the layout's shape: each quantity keeps the shape of the axes it reads
+        # (the planner's blocks broadcast rows against the inner axes), its consumers broadcast it
         return np.asarray(x, dtype=f8)
 
     # where each rank's first chunk starts in the model (the last rank's layers end the model; the
     # ceil of the even split may overcount the others)
     n = (first, mid * has_mid, last * has_last)
     starts = (0.0 * pp, first / vp, np.maximum(layers - n[2], 0.0) / vp)
-    moe = tuple(b(_moe_on_rank(n[k], starts[k], vp, arch)) for k in range(3))
+    moe = tuple(f(_moe_on_rank(n[k], starts[k], vp, arch)) for k in range(3))
     ranks = (0.0, 1.0, pp - 1.0)
     leads = (layout.first_lead, layout.mid_lead, layout.last_lead)
     flights = [chunks_in_flight(pp, vp, rank, m) for rank in ranks]
 
     def stored(k: int) -> FloatArray:
         lead = np.where(leads[k] < 0, n[k] / vp, leads[k])
-        return b(stored_layer_microbatches(pp, vp, flights[k], m, n[k], lead))
+        return f(stored_layer_microbatches(pp, vp, flights[k], m, n[k], lead))
 
     def flight(k: int) -> FloatArray:
-        return b(flights[k])
+        return f(flights[k])
 
     return Stages(
-        layers=(b(n[0]), b(n[1]), b(n[2])),
+        layers=(f(n[0]), f(n[1]), f(n[2])),
         moe_layers=(moe[0], moe[1], moe[2]),
-        mtp=(b(single * mtp_layers), b(mid_mtp), b(has_last * mtp_last)),
-        present=(b(1.0), b(has_mid), b(has_last)),
+        mtp=(f(single * mtp_layers), f(mid_mtp), f(has_last * mtp_last)),
+        present=(f(1.0), f(has_mid), f(has_last)),
         in_flight=(flight(0), flight(1), flight(2)),
         stored=(stored(0), stored(1), stored(2)),
     )

@@ -189,8 +189,8 @@ def _search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int, pins
     n_rows, total = space.shape[0], space.size
     for r0 in range(0, n_rows, rows_per_block):
         r1 = min(n_rows, r0 + rows_per_block)
-        evaluate_block(arch, setup, hw, space, r0, r1, rule_list, counts, tally, memory_fn=memory_fn, step_fn=step_fn,
-               cap=hw.hbm_bytes * (1.0 + memory_margin), top_k=top_k)
+        evaluate_block(arch, setup, hw, space, r0, r1, rule_list, counts, tally, memory_fn=memory_fn,
+                       step_fn=step_fn, cap=hw.hbm_bytes * (1.0 + memory_margin), top_k=top_k)
         if progress is not None:
             progress(r1 * inner_size, total)
 

@@ -1,6 +1,7 @@
 """The run settings of a training intake that the performance model reads (`TrainingSetup`): the
-attention kernel, MoE routing, the gradient-reduce dtype, TP and EP communication overlap. Each is the
-user's value, the named framework's (catalog/data/frameworks.yaml), or a named rule; traced.
+attention kernel, MoE routing and dispatch, the gradient-reduce dtype, TP and EP communication
+overlap. Each is the user's value, the named framework's (catalog/data/frameworks.yaml), or a
+named rule; traced.
 """
 
 from __future__ import annotations
