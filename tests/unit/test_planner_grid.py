@@ -10,6 +10,7 @@ one layout at a time, and the vectorized planner must find exactly the same feas
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +20,7 @@ from planner_standins import hardware, memory, small_arch, step
 from workload_compiler.arch.model import ModelArch
 from workload_compiler.intake.common import ParallelismIntake
 from workload_compiler.perf.layout import RECOMPUTE_CODES, Hardware, Layout, TrainingSetup
-from workload_compiler.planner.grid import build_space, divisors
+from workload_compiler.planner.grid import _factorizations, build_space, divisors
 from workload_compiler.planner.search import search
 
 Key = tuple[int, ...]   # tp, pp, dp, cp, ep, etp, vp, mbs, recompute, zero, first/middle/last stage layers
@@ -215,3 +216,15 @@ def test_uneven_pipeline_stages_are_searched_with_interleaving() -> None:
     assert all(x.pipeline_layout and x.pipeline_layout.count("t") + x.pipeline_layout.count("*") >= 1
                for x in r.layouts)
     assert "even split needs pp x vp to divide the layers" in r.rejected
+
+
+def test_factorizations_of_a_huge_count_do_not_overflow() -> None:
+    """2^40 GPUs: the product of three of its divisors reaches 2^120, past int64. Every
+    (tp, pp, cp, dp) must still multiply to the count, and there are C(43, 3) of them (the ways
+    to split 40 twos over four factors)."""
+    gpus = 1 << 40
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = _factorizations(gpus, ParallelismIntake())
+    assert all(int(a) * int(b) * int(c) * int(d) == gpus for a, b, c, d in rows)
+    assert len(rows) == 43 * 42 * 41 // 6

@@ -133,8 +133,10 @@ def _factorizations(gpus: int, pins: ParallelismIntake) -> IntArray:
     """Every (tp, pp, cp, dp) of divisors with tp * pp * cp * dp = gpus, filtered by the pins."""
     d = np.asarray(divisors(gpus), dtype=np.int64)
     tp, pp, cp = (a.ravel() for a in np.meshgrid(d, d, d, indexing="ij"))
-    ok = gpus % (tp * pp * cp) == 0
-    rows = np.stack([tp[ok], pp[ok], cp[ok], gpus // (tp[ok] * pp[ok] * cp[ok])], axis=1)
+    # divide step by step: the product of three divisors of a large count overflows int64
+    rest = gpus // tp
+    ok = (rest % pp == 0) & ((rest // pp) % cp == 0)
+    rows = np.stack([tp[ok], pp[ok], cp[ok], rest[ok] // pp[ok] // cp[ok]], axis=1)
     for col, pin in enumerate((pins.tp, pins.pp, pins.cp, pins.dp)):
         if pin is not None:
             rows = rows[rows[:, col] == pin]
