@@ -56,8 +56,9 @@ def test_the_ends_are_the_recompiled_values(gpt3: SensitivitySection) -> None:
 def test_the_step_time_model_error_is_a_row(gpt3: SensitivitySection) -> None:
     row = next(r for r in gpt3.rows if r.field == "compute.step_time_s")
     base = gpt3.baseline.time_s
-    e = package_yaml("sensitivity.yaml")["step_time_model"]["relative_error"]
+    e = package_yaml("uncertainty.yaml")["training_step_time"]["overall"]["mape_pct"] / 100.0
     assert base and row.swing["time_s"] == pytest.approx(2 * e * base)
+    assert f"{e:.2%}" in row.source
 
 
 def test_deadline_driven_gpus_move_with_the_assumption() -> None:

@@ -143,12 +143,13 @@ def remote_domains_hit(n: Any, stride: Any, hw: Hardware, copies: float, groups:
 
 
 def group_dispatch_dedup_s(token_bytes: Any, copies: float, n: Any, stride: Any, hw: Hardware,
-                           remote: Any) -> FloatArray:
+                           groups: int = 0, group_top_k: int = 0) -> FloatArray:
     """Node-deduplicated dispatch (or combine) of DeepEP / HybridEP: a token crosses the NICs once
-    per remote scale-up domain it goes to (`remote`, `remote_domains_hit`), to the same-index GPU
-    there, which forwards it over NVLink to the experts' GPUs (DeepEP README, "normal kernels";
-    DeepSeek-V3 Sec 3.2.2). NVLink carries the local copies and the forwarded ones; the slower of
-    the two links sets the time."""
+    per remote scale-up domain it goes to (`remote_domains_hit`, with the routing's group limit), to
+    the same-index GPU there, which forwards it over NVLink to the experts' GPUs (DeepEP README: the
+    normal kernels forward between the NVLink and RDMA domains; DeepSeek-V3 Sec 3.2.2). NVLink
+    carries the local copies and the forwarded ones; the slower of the two links sets the time."""
+    remote = remote_domains_hit(n, stride, hw, copies, groups, group_top_k)
     n = _ranks(n)
     k = local_members(n, stride, hw)
     s = np.asarray(token_bytes, dtype=np.float64)

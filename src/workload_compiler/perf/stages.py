@@ -165,17 +165,14 @@ def resolve_stages(arch: ModelArch, layout: Layout, micro: FloatArray) -> Stages
 
     def stored(k: int) -> FloatArray:
         lead = np.where(leads[k] < 0, n[k] / vp, leads[k])
-        return f(stored_layer_microbatches(pp, vp, flights[k], m, n[k], lead))
-
-    def flight(k: int) -> FloatArray:
-        return f(flights[k])
+        return stored_layer_microbatches(pp, vp, flights[k], m, n[k], lead)
 
     return Stages(
         layers=(f(n[0]), f(n[1]), f(n[2])),
         moe_layers=(moe[0], moe[1], moe[2]),
         mtp=(f(single * mtp_layers), f(mid_mtp), f(has_last * mtp_last)),
         present=(f(1.0), f(has_mid), f(has_last)),
-        in_flight=(flight(0), flight(1), flight(2)),
+        in_flight=(flights[0], flights[1], flights[2]),
         stored=(stored(0), stored(1), stored(2)),
     )
 

@@ -199,14 +199,15 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     kv = tok * s.kv_dim / np.minimum(tp, s.kv_split) * 2.0
     hop = (cp - 1.0) * coll.p2p_s(kv, bw, lat) * (cp > 1)
     cp_layer = (1.0 + full) * _exposed(hop, core, k) + _exposed(2 * hop, 2.5 * core, k)
-    # EP: dispatch + combine all-to-all, forward and backward (+ forward again under full recompute).
+    # EP: dispatch + combine, forward and backward (+ forward again under full recompute): an
+    # all-to-all of every token copy, or (DeepEP / HybridEP) each token once per remote node.
     if setup.ep_dispatch_dedup and a.is_moe:
-        remote = coll.remote_domains_hit(ep, etp, hw, float(a.moe_top_k), a.moe_router_groups,
-                                         a.moe_router_group_top_k)
-        ep_layer = (4.0 + 2.0 * full) * coll.group_dispatch_dedup_s(
-            tok / tp * setup.moe_load_imbalance * h * 2.0, float(a.moe_top_k), ep, etp, hw, remote)
+        one_copy = tok / tp * setup.moe_load_imbalance * h * 2.0      # `routed` before the top-k copies
+        ep_pass = coll.group_dispatch_dedup_s(one_copy, float(a.moe_top_k), ep, etp, hw,
+                                              a.moe_router_groups, a.moe_router_group_top_k)
     else:
-        ep_layer = (4.0 + 2.0 * full) * coll.group_all_to_all_s(routed * h * 2.0, ep, etp, hw)
+        ep_pass = coll.group_all_to_all_s(routed * h * 2.0, ep, etp, hw)
+    ep_layer = (4.0 + 2.0 * full) * ep_pass
 
     def layer_terms(mlp_time: FloatArray, elements: FloatArray, is_moe: bool) -> dict[str, FloatArray]:
         """One decoder layer, one micro-batch, forward and backward, by step term."""

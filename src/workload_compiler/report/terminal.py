@@ -99,16 +99,13 @@ def _summary_panel(s: Summary, width: int) -> Panel:
     for label, value in s.numbers:
         for j, part in enumerate(_wrap(value, inner - label_w - 2)):
             body.append(Text((label if j == 0 else "").ljust(label_w) + "  " + part))
-    if s.collisions:
-        body.append(Text("collisions", style="bold red"))
-        body += [Text(("• " if j == 0 else "  ") + p) for c in s.collisions for j, p in enumerate(_wrap(c, inner - 2))]
-    if s.warnings:
-        body.append(Text("warnings", style="bold yellow"))
-        body += [Text(("• " if j == 0 else "  ") + p) for w in s.warnings for j, p in enumerate(_wrap(w, inner - 2))]
-    if s.assumptions:
-        more = f" (+{s.more_assumptions} more: --detail)" if s.more_assumptions else ""
-        body.append(Text(f"top assumptions{more}", style="bold yellow"))
-        body += [Text(("• " if j == 0 else "  ") + p) for a in s.assumptions for j, p in enumerate(_wrap(a, inner - 2))]
+    more = f" (+{s.more_assumptions} more: --detail)" if s.more_assumptions else ""
+    for title, style, items in (("collisions", "bold red", s.collisions), ("warnings", "bold yellow", s.warnings),
+                                (f"top assumptions{more}", "bold yellow", s.assumptions)):
+        if items:
+            body.append(Text(title, style=style))
+            body += [Text(("• " if j == 0 else "  ") + p)
+                     for item in items for j, p in enumerate(_wrap(item, inner - 2))]
     name = [Text(line, style="bold") for line in _wrap(s.title, inner)]   # in the body: wrapped, never cut
     return Panel(Group(*name, *body), title="Summary", title_align="left")
 

@@ -61,6 +61,13 @@ def error_range(section: str, kind: str) -> tuple[float, float, str] | None:
     return lo, hi, basis
 
 
+def overall_mape(section: str) -> tuple[float, int, str]:
+    """(held-out MAPE as a fraction, runs, method) over every run of a table section."""
+    sec = _section(section)
+    entry = sec["overall"]
+    return float(entry["mape_pct"]) / 100.0, int(entry["n"]), str(sec.get("method", "held-out error"))
+
+
 def not_validated(section: str, kind: str) -> Band:
     sec = _section(section)
     what = sec.get("quantity", section)
