@@ -40,6 +40,7 @@ from workload_compiler.perf.memory import training_memory_bytes
 from workload_compiler.perf.step_time import training_step
 from workload_compiler.planner import build_space, search
 from workload_compiler.planner.grid import layout_of, rules
+from workload_compiler.planner.search import planner_threads
 
 # The goal of issue 2 ("Training core"), Done-when: ">= 300x" llm-analysis 0.2.2 configurations per second.
 GOAL_RATIO = 300.0
@@ -102,17 +103,26 @@ def deepseek(repeat: int) -> None:
     """The whole DeepSeek-V3 space on 1,024 H100, timed beside its goal."""
     arch = preset_arch("deepseek-v3")
     hw = load_catalog().hardware("h100-sxm")
-    secs, result = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = search(arch, DEEPSEEK_SETUP, hw, 1024)
-        secs.append(time.perf_counter() - t0)
+    n_threads, before = planner_threads(), os.environ.get("WKC_PLANNER_THREADS")
+    by_threads: dict[int, list[float]] = {}
+    result = None
+    for threads in sorted({1, n_threads}):     # one thread beside the default: the same search
+        os.environ["WKC_PLANNER_THREADS"] = str(threads)
+        secs = by_threads.setdefault(threads, [])
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            result = search(arch, DEEPSEEK_SETUP, hw, 1024)
+            secs.append(time.perf_counter() - t0)
+    os.environ.pop("WKC_PLANNER_THREADS")
+    if before is not None:
+        os.environ["WKC_PLANNER_THREADS"] = before
     assert result is not None and result.best is not None
     b = result.best
-    median = statistics.median(secs)
+    one, default = statistics.median(by_threads[1]), statistics.median(by_threads[n_threads])
     print(f"case: DeepSeek-V3, seq 4096, batch 8192, 1024 x h100-sxm, fp8: {result.evaluated:,} layouts, "
-          f"{result.feasible:,} fit; median {median:.2f} s over {repeat} runs "
-          f"({'meets' if median <= GOAL_DEEPSEEK_S else 'misses'} the {GOAL_DEEPSEEK_S:.0f} s goal)")
+          f"{result.feasible:,} fit; median {default:.2f} s over {repeat} runs on {n_threads} threads "
+          f"({'meets' if default <= GOAL_DEEPSEEK_S else 'misses'} the {GOAL_DEEPSEEK_S:.0f} s goal); "
+          f"1 thread {one:.2f} s ({one / default:.2f}x)")
     print(f"  best: tp {b.tp} pp {b.pp} dp {b.dp} ep {b.ep} vp {b.vp} mbs {b.micro_batch_size} {b.recompute} "
           f"zero {b.zero_stage}, split {b.first_stage_layers}/{b.middle_stage_layers}/{b.last_stage_layers} "
           f"({b.pipeline_layout}): step {b.step_time_s:.2f} s")
@@ -155,7 +165,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  best: tp {best.tp} pp {best.pp} dp {best.dp} cp {best.cp} vp {best.vp} "
           f"mbs {best.micro_batch_size} {best.recompute} zero {best.zero_stage}: "
           f"step {best.step_time_s:.2f} s, MFU {best.mfu:.1%}")
-    print(f"ours, search rate: median {statistics.median(search_rates):,.0f} layouts/s")
+    print(f"ours, search rate: median {statistics.median(search_rates):,.0f} layouts/s "
+          f"(planner on {planner_threads()} threads; llm-analysis runs on one)")
     print(f"ours, model rate:  median {statistics.median(model_rates):,.0f} layouts/s through memory + step "
           f"({n_valid:,} valid layouts tiled to {n_grid:,}, in chunks of {MODEL_CHUNK:,})")
     deepseek(max(1, args.repeat // 2))

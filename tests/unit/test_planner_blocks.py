@@ -46,3 +46,32 @@ def test_memory_and_step_time_of_a_block_are_those_of_its_layouts_one_by_one() -
         f_step = training_step(arch, SETUP, f_lay, hw).step_time_s
     assert np.array_equal(b_mem, f_mem) and np.array_equal(b_total, f_mem)
     assert np.array_equal(b_step, f_step, equal_nan=True)
+
+
+def test_threads_give_the_census_and_ranking_of_one_thread(monkeypatch: Any) -> None:
+    """Blocks on several threads, merged in block order: every count, the best k (ties included)
+    and the leanest layout are those of the single-threaded walk. Small blocks force many."""
+    import pytest
+
+    from workload_compiler.errors import InputError
+    from workload_compiler.planner.search import search
+
+    arch = preset_arch("mixtral-8x7b")
+    hw = load_catalog().hardware("h100-sxm")
+    results = []
+    for threads in ("1", "3"):
+        monkeypatch.setenv("WKC_PLANNER_THREADS", threads)
+        results.append(search(arch, SETUP, hw, 64, top_k=7, chunk_size=1 << 10))
+    one, many = results
+    assert one.evaluated == many.evaluated and one.feasible == many.feasible > 0
+    assert one.rejected == many.rejected
+    assert one.layouts == many.layouts and len(one.layouts) == 7
+    big = preset_arch("deepseek-v3")        # nothing fits on 16 GPUs: the reason names the leanest layout
+    reasons = []
+    for threads in ("1", "3"):
+        monkeypatch.setenv("WKC_PLANNER_THREADS", threads)
+        reasons.append(search(big, SETUP, hw, 16, chunk_size=1 << 10).infeasible)
+    assert reasons[0] == reasons[1] and reasons[0] is not None and "leanest" in reasons[0][1]
+    monkeypatch.setenv("WKC_PLANNER_THREADS", "0")
+    with pytest.raises(InputError, match="WKC_PLANNER_THREADS"):
+        search(arch, SETUP, hw, 64)

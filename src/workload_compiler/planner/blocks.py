@@ -39,6 +39,19 @@ class Tally:
     leanest_bytes: float = np.inf
     leanest_idx: int = -1
 
+    @classmethod
+    def empty(cls) -> Tally:
+        f, i = np.empty(0, dtype=np.float64), np.empty(0, dtype=np.int64)
+        return cls(best=(f, f, i))
+
+    def absorb(self, later: Tally, top_k: int) -> None:
+        """Add the tally of a later block: the same outcome as one tally over both in order (the
+        leanest keeps the earlier of equals, the best k sort by step time, memory, index)."""
+        self.feasible += later.feasible
+        if later.leanest_bytes < self.leanest_bytes:
+            self.leanest_bytes, self.leanest_idx = later.leanest_bytes, later.leanest_idx
+        self.best = merge_top(self.best, *later.best, top_k)
+
 
 # What the blocks read of a memory model: the total (the per-term breakdown of the best k is
 # computed again for those alone, `_ranked`).
