@@ -110,13 +110,13 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
                                                 "after failures (goodput)"),
                              plan=cache[found], for_deadline=True)
         uncapped = for_deadline(MAX_SEARCH_GPUS) if cap < MAX_SEARCH_GPUS else None
-        largest = _largest_plannable(cap, hw, plan)
+        largest = _largest_plannable(cap, hw, plan, fewest_gpus_to_hold(arch, setup, hw).gpus)
         if largest is None:
             raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap))
         why = "deadline unreachable within the GPU cap: the largest count that has a layout"
         return GpuChoice(gpus=trace.derived("compute.gpus", largest, why), needed=uncapped, plan=cache[largest])
     if caps:
-        largest = _largest_plannable(cap, hw, plan)
+        largest = _largest_plannable(cap, hw, plan, fewest_gpus_to_hold(arch, setup, hw).gpus)
         if largest is None:
             raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap))
         return GpuChoice(gpus=trace.derived("compute.gpus", largest,
@@ -143,9 +143,13 @@ def _cap_shortfall(arch: ModelArch, setup: TrainingSetup, hw: Hardware, cap: int
             f"({bound.gpus} GPUs hold it) but not with activations and runtime memory")
 
 
-def _largest_plannable(cap: int, hw: Hardware, plan: Callable[[int], PlanResult]) -> int | None:
-    """The largest count on the GPU ladder at or below the cap whose planner search finds a layout."""
-    for n in reversed(gpu_ladder(hw.gpus_per_node, hw.gpus_per_node, cap)):
+def _largest_plannable(cap: int, hw: Hardware, plan: Callable[[int], PlanResult], hold: int | None) -> int | None:
+    """The largest count on the GPU ladder at or below the cap whose planner search finds a layout.
+    `hold`: the fewest GPUs that can hold the model state (planner/capacity.py; None: none can);
+    no layout fits below it, so the rungs there are not searched."""
+    if hold is None:
+        return None
+    for n in reversed(gpu_ladder(hw.gpus_per_node, max(hw.gpus_per_node, hold), cap)):
         if plan(n).best is not None:
             return n
     return None
