@@ -75,3 +75,35 @@ def test_threads_give_the_census_and_ranking_of_one_thread(monkeypatch: Any) -> 
     monkeypatch.setenv("WKC_PLANNER_THREADS", "0")
     with pytest.raises(InputError, match="WKC_PLANNER_THREADS"):
         search(arch, SETUP, hw, 64)
+
+
+def test_a_search_stopped_by_an_exception_runs_no_queued_block_after_it(monkeypatch: Any) -> None:
+    """An error (or a timeout, or Ctrl-C) in one block ends the search: the blocks still queued are
+    cancelled, not run to the end behind it."""
+    import threading
+
+    import pytest
+
+    from workload_compiler.planner.search import search
+
+    arch = preset_arch("mixtral-8x7b")
+    hw = load_catalog().hardware("h100-sxm")
+    lock, calls = threading.Lock(), [0]
+
+    def counting_memory(fail_at: int) -> Any:
+        def memory(a: Any, s: Any, layout: Any) -> Any:
+            with lock:
+                calls[0] += 1
+                n = calls[0]
+            if n == fail_at:
+                raise RuntimeError(f"block {fail_at} fails")
+            return training_memory_bytes(a, s, layout)
+        return memory
+
+    monkeypatch.setenv("WKC_PLANNER_THREADS", "2")
+    search(arch, SETUP, hw, 64, chunk_size=1 << 10, memory_fn=counting_memory(-1))
+    whole, calls[0] = calls[0], 0
+    assert whole > 40
+    with pytest.raises(RuntimeError, match="block 3 fails"):
+        search(arch, SETUP, hw, 64, chunk_size=1 << 10, memory_fn=counting_memory(3))
+    assert calls[0] < whole // 4      # the blocks in flight when it failed, not the rest of the space

@@ -13,6 +13,7 @@ with stand-ins and always runs the same code as a single-layout compile.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import time
@@ -131,17 +132,18 @@ def _ranked(arch: ModelArch, setup: TrainingSetup, hw: Hardware, layout: Layout,
     ) for j in range(n)]
 
 
-class _Inline:
-    """`map` in this thread, for one block or one thread (no pool to start)."""
-
-    def __enter__(self) -> _Inline:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def map(self, fn: Callable[[int], T], items: range) -> Iterator[T]:
-        return map(fn, items)
+@contextlib.contextmanager
+def _block_map(threads: int) -> Iterator[Callable[[Callable[[int], T], range], Iterator[T]]]:
+    """`map` over the blocks, in order: in this thread, or on a pool whose queued blocks are cancelled
+    when the caller stops early (an exception, a timeout, Ctrl-C), so nothing runs on after it."""
+    if threads <= 1:
+        yield map
+        return
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="wkc-planner")
+    try:
+        yield pool.map
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def describe(v: Values) -> str:
@@ -231,8 +233,8 @@ def _search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int, pins
         return r1, own_counts, own
 
     threads = min(planner_threads(), len(starts))
-    with ThreadPoolExecutor(threads) if threads > 1 else _Inline() as pool:
-        for r1, own_counts, own in pool.map(block, starts):     # in block order: a deterministic merge
+    with _block_map(threads) as block_map:
+        for r1, own_counts, own in block_map(block, starts):     # in block order: a deterministic merge
             for reason, c in own_counts.items():
                 counts[reason] += c
             tally.absorb(own, top_k)
