@@ -178,3 +178,19 @@ def test_the_second_sub_ladder_starts_where_the_first_ones_misses_point() -> Non
     assert found.gpus == 1024
     three = [n for n in asked if (n // 8) & (n // 8 - 1)]
     assert three == [768]
+
+
+def test_the_sub_ladder_with_the_lower_first_probe_is_walked_first() -> None:
+    """Starting at 20 GPUs the 3 x 2^a rung 24 comes before the power-of-two rung 32: that walk goes
+    first, answers 768 (10 tokens/s per GPU, the deadline needs 700), and the power-of-two walk is then
+    searched only below 768 (512 misses), so 1,024 is never searched. Powers first would have
+    searched 32, 1,024, 512, 768 and 384."""
+    asked: list[int] = []
+
+    def tps(n: int) -> float:
+        asked.append(n)
+        return 10.0 * n
+
+    found = gpus_for_deadline(1e12, 1e12 / (10.0 * 700), tps, node_gpus=8, start_gpus=20, max_gpus=100_000)
+    assert found.gpus == 768
+    assert asked == [24, 768, 384, 512]

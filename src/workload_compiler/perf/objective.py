@@ -96,8 +96,9 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
     exists there. Time to train need not fall monotonically along the whole ladder: 3 x 2^a nodes
     factor worse than the 2^a on either side (96 GPUs can train slower than 64), so the ladder is
     searched as its two sub-ladders, 2^a nodes and 3 x 2^a nodes, each assumed monotone (more GPUs
-    of the same factoring never train slower); the answer is the smaller of the two, and the
-    second sub-ladder is searched only below the first one's answer. See `_smallest_meeting`.
+    of the same factoring never train slower); the answer is the smaller of the two. The one whose
+    first probe is the smaller count is walked first, the other only below its answer. See
+    `_smallest_meeting`.
     `known`: times to train already found at some counts (an earlier pass at a longer deadline);
     each walk starts from the largest count known to miss, since the rungs below it miss too.
     """
@@ -118,18 +119,32 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
 
     misses = {n for n, t in known.items() if deadline_s < t < math.inf}
 
-    def walk(rungs: list[int]) -> int | None:
+    def first_probe(rungs: list[int]) -> tuple[int, int]:
+        """(the rungs below it known to miss, the walk's first probe), as indices into `rungs`."""
         start = max((j for j, n in enumerate(rungs) if n in misses), default=0)
         # Every miss seen so far, on either sub-ladder, names the count the deadline needs at
         # linear scaling: the walk's first probe, never below it (the bisection still covers the
         # rungs it skips, so an estimate that overshoots costs probes, not the answer).
         seen = {**known, **probes}
         named = max((n * t / deadline_s for n, t in seen.items() if deadline_s < t < math.inf), default=0.0)
-        first_probe = max(start, bisect.bisect_left(rungs, named))
-        return _smallest_meeting(rungs, deadline_s, time_at, start, first_probe)
+        return start, max(start, bisect.bisect_left(rungs, named))
 
-    first = walk([n for n in ladder if power_of_two(n)])
-    second = walk([n for n in ladder if not power_of_two(n) and (first is None or n < first)])
+    def walk(rungs: list[int]) -> int | None:
+        return _smallest_meeting(rungs, deadline_s, time_at, *first_probe(rungs))
+
+    def first_count(rungs: list[int]) -> float:
+        j = first_probe(rungs)[1]
+        return rungs[j] if j < len(rungs) else math.inf
+
+    # The sub-ladder whose first probe is the smaller count is walked first: the other is then
+    # searched only below its answer, and a hit there is often below the other's first probe, which
+    # then costs no search at all (the goodput pass of the DeepSeek-V3 example: 3,072 hits, so 4,096
+    # is never searched). Either order gives the same answer: the smaller of the two sub-ladders'.
+    powers = [n for n in ladder if power_of_two(n)]
+    threes = [n for n in ladder if not power_of_two(n)]
+    lead, other = (powers, threes) if first_count(powers) <= first_count(threes) else (threes, powers)
+    first = walk(lead)
+    second = walk([n for n in other if first is None or n < first])
     found = min((n for n in (first, second) if n is not None), default=None)
     if found is None:
         return DeadlineSearch(gpus=None, time_to_train_s=min(probes.values(), default=math.inf), probes=probes)
