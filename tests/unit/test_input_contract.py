@@ -155,3 +155,22 @@ def test_a_default_inference_intake_is_finite_everywhere() -> None:
 
 def test_inner_infeasible_error_is_still_an_error_class_of_ours() -> None:
     assert issubclass(InfeasibleError, Exception) and InfeasibleError("x", "y").exit_code == 3
+
+
+@pytest.mark.parametrize(("section", "key", "value"), [
+    ("training", "moe_capacity_factor", 1.25), ("training", "moe_load_imbalance", 1.2),
+    ("compute.parallelism", "ep_comm_overlap", True), ("compute.parallelism", "ep_dispatcher", "deepep")])
+def test_expert_routing_keys_on_a_dense_model_are_refused_not_ignored(section: str, key: str, value: Any) -> None:
+    """Llama 3 70B has no routed experts: a routing or dispatch key would change nothing, so the
+    intake is refused with the key named (compile, plan and validate share this path)."""
+    intake: dict[str, Any] = {"kind": "training", "model": {"preset": "llama3-70b"},
+                              "training": {"tokens": "1T", "seq_len": 8192},
+                              "compute": {"accelerator": "h100-sxm", "gpus": 512, "parallelism": {}}}
+    where = intake
+    for part in section.split("."):
+        where = where[part]
+    where[key] = value
+    with pytest.raises(InputError, match=f"{section}.{key}.*mixture-of-experts"):
+        compile_workload(intake)
+    moe = {**intake, "model": {"preset": "mixtral-8x7b"}}
+    assert compile_workload(moe).feasible is not None      # the same key on an MoE model is read

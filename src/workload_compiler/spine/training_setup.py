@@ -7,6 +7,7 @@ named rule; traced.
 from __future__ import annotations
 
 from ..arch.model import ModelArch
+from ..errors import InputError
 from ..intake.training import TrainingWorkload
 from ..perf.layout import TrainingSetup
 from ..perf.step_time import FA1_RELATIVE_SPEED
@@ -14,7 +15,21 @@ from ..provenance import Trace
 from .training_defaults import TrainingRunResolved
 
 
+def _moe_only(w: TrainingWorkload, arch: ModelArch) -> None:
+    """The routing and dispatch keys of a mixture of experts given for a dense model would be
+    ignored without a word: an error naming the key instead."""
+    given = {"training.moe_capacity_factor": w.training.moe_capacity_factor,
+             "training.moe_load_imbalance": w.training.moe_load_imbalance,
+             "compute.parallelism.ep_comm_overlap": w.compute.parallelism.ep_comm_overlap,
+             "compute.parallelism.ep_dispatcher": w.compute.parallelism.ep_dispatcher}
+    for key, value in given.items():
+        if value is not None and not arch.is_moe:
+            raise InputError(key, value, f"left unset: it applies to mixture-of-experts models, and {arch.name} "
+                                         "is dense (no routed experts)")
+
+
 def resolve_setup(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, trace: Trace) -> TrainingSetup:
+    _moe_only(w, arch)
     if w.training.attention_kernel is not None:
         kernel = trace.given("training.attention_kernel", w.training.attention_kernel)
     else:

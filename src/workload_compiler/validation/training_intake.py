@@ -236,7 +236,10 @@ def record_intake(rec: dict[str, Any]) -> RecordIntake:
         _set(intake, key, value)
     if quirk.get("why"):
         notes.append(str(quirk["why"]))
+    is_moe = rec["model"].get("arch") == "moe"
     for key, d in (source.get("defaults") or {}).items():
+        if d.get("applies_to") == "moe" and not is_moe:
+            continue
         if _get(intake, key) is None and not (key == P + "vp" and pp == 1):
             _set(intake, key, d["value"])
             notes.append(f"{key.removeprefix(P)} {d['value']} ({d['why']})")
