@@ -138,8 +138,9 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
 
     # The sub-ladder whose first probe is the smaller count is walked first: the other is then
     # searched only below its answer, and a hit there is often below the other's first probe, which
-    # then costs no search at all (the goodput pass of the DeepSeek-V3 example: 3,072 hits, so 4,096
-    # is never searched). Either order gives the same answer: the smaller of the two sub-ladders'.
+    # then costs no search at all (the DeepSeek-V3 example: the 3 x 2^a walk from 384 hits at 3,072,
+    # so 4,096 is never searched; 5 searches over both goodput passes instead of 6). Either order
+    # gives the same answer: the smaller of the two sub-ladders'.
     powers = [n for n in ladder if power_of_two(n)]
     threes = [n for n in ladder if not power_of_two(n)]
     lead, other = (powers, threes) if first_count(powers) <= first_count(threes) else (threes, powers)
