@@ -81,6 +81,7 @@ def test_a_search_stopped_by_an_exception_runs_no_queued_block_after_it(monkeypa
     """An error (or a timeout, or Ctrl-C) in one block ends the search: the blocks still queued are
     cancelled, not run to the end behind it."""
     import threading
+    import time
 
     import pytest
 
@@ -97,6 +98,8 @@ def test_a_search_stopped_by_an_exception_runs_no_queued_block_after_it(monkeypa
                 n = calls[0]
             if n == fail_at:
                 raise RuntimeError(f"block {fail_at} fails")
+            if 0 < fail_at < n:
+                time.sleep(0.02)    # blocks after the failure are slow: the caller sees it first
             return training_memory_bytes(a, s, layout)
         return memory
 
@@ -106,4 +109,4 @@ def test_a_search_stopped_by_an_exception_runs_no_queued_block_after_it(monkeypa
     assert whole > 40
     with pytest.raises(RuntimeError, match="block 3 fails"):
         search(arch, SETUP, hw, 64, chunk_size=1 << 10, memory_fn=counting_memory(3))
-    assert calls[0] < whole // 4      # the blocks in flight when it failed, not the rest of the space
+    assert calls[0] <= 3 + 2 * 2      # at most 2 x threads in flight when it failed, not the whole space
