@@ -110,3 +110,31 @@ def test_a_search_stopped_by_an_exception_runs_no_queued_block_after_it(monkeypa
     with pytest.raises(RuntimeError, match="block 3 fails"):
         search(arch, SETUP, hw, 64, chunk_size=1 << 10, memory_fn=counting_memory(3))
     assert calls[0] <= 3 + 2 * 2      # at most 2 x threads in flight when it failed, not the whole space
+
+
+def _search_in_child(queue: Any) -> None:
+    from workload_compiler.planner.search import search
+    queue.put(search(preset_arch("mixtral-8x7b"), SETUP, load_catalog().hardware("h100-sxm"), 64,
+                     chunk_size=1 << 10).feasible)
+
+
+def test_a_forked_child_searches_on_its_own_threads(monkeypatch: Any) -> None:
+    """The pool is shared within a process; a child forked after a search has none of its threads
+    (multiprocessing's fork start: the fuzz tool's workers). It must start its own, not wait on a
+    queue no thread serves (without the fork hook this child hangs)."""
+    import multiprocessing
+
+    from workload_compiler.planner.search import search
+
+    monkeypatch.setenv("WKC_PLANNER_THREADS", "2")
+    parent = search(preset_arch("mixtral-8x7b"), SETUP, load_catalog().hardware("h100-sxm"), 64,
+                    chunk_size=1 << 10).feasible
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_search_in_child, args=(queue,))
+    child.start()
+    child.join(60)
+    hung = child.is_alive()
+    if hung:
+        child.kill()
+    assert not hung and queue.get(timeout=5) == parent

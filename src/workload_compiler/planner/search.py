@@ -139,6 +139,17 @@ _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
 
 
+def _forget_pools() -> None:
+    """In a forked child: the parent's pool threads do not exist there, so it starts its own."""
+    global _POOLS_LOCK
+    _POOLS.clear()
+    _POOLS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools)
+
+
 def _shared_pool(threads: int) -> ThreadPoolExecutor:
     """One pool per thread count for the whole process: concurrent compiles (the workbench's
     requests) share its threads instead of each starting its own. Measured with bench_web's load
