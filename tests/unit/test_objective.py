@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
@@ -164,16 +165,22 @@ def test_a_second_pass_at_a_shorter_deadline_reuses_the_first_ones_misses() -> N
     assert not set(asked) & set(first.probes)
 
 
-def test_the_second_sub_ladder_starts_where_the_first_ones_misses_point() -> None:
-    """A miss at n GPUs in t names n x t / deadline GPUs (linear scaling): the 3 x 2^a walk starts
-    there instead of at its lowest rung. At 10 tokens/s per GPU the deadline needs 1,000 GPUs: the
-    power-of-two walk answers 1,024, and of the 3 x 2^a rungs below it only 768 is searched."""
+def _linear_recording(per_gpu: float) -> tuple[list[int], Callable[[int], float]]:
+    """A throughput of `per_gpu` tokens/s per GPU that records each count asked for."""
     asked: list[int] = []
 
     def tps(n: int) -> float:
         asked.append(n)
-        return 10.0 * n
+        return per_gpu * n
 
+    return asked, tps
+
+
+def test_the_second_sub_ladder_starts_where_the_first_ones_misses_point() -> None:
+    """A miss at n GPUs in t names n x t / deadline GPUs (linear scaling): the 3 x 2^a walk starts
+    there instead of at its lowest rung. At 10 tokens/s per GPU the deadline needs 1,000 GPUs: the
+    power-of-two walk answers 1,024, and of the 3 x 2^a rungs below it only 768 is searched."""
+    asked, tps = _linear_recording(10.0)
     found = gpus_for_deadline(1e12, 1e12 / (10.0 * 1000), tps, node_gpus=8, start_gpus=8, max_gpus=100_000)
     assert found.gpus == 1024
     three = [n for n in asked if (n // 8) & (n // 8 - 1)]
@@ -185,12 +192,7 @@ def test_the_sub_ladder_with_the_lower_first_probe_is_walked_first() -> None:
     first, answers 768 (10 tokens/s per GPU, the deadline needs 700), and the power-of-two walk is then
     searched only below 768 (512 misses), so 1,024 is never searched. Powers first would have
     searched 32, 1,024, 512, 768 and 384."""
-    asked: list[int] = []
-
-    def tps(n: int) -> float:
-        asked.append(n)
-        return 10.0 * n
-
+    asked, tps = _linear_recording(10.0)
     found = gpus_for_deadline(1e12, 1e12 / (10.0 * 700), tps, node_gpus=8, start_gpus=20, max_gpus=100_000)
     assert found.gpus == 768
     assert asked == [24, 768, 384, 512]

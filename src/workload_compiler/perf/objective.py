@@ -129,12 +129,11 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
         named = max((n * t / deadline_s for n, t in seen.items() if deadline_s < t < math.inf), default=0.0)
         return start, max(start, bisect.bisect_left(rungs, named))
 
-    def walk(rungs: list[int]) -> int | None:
-        return _smallest_meeting(rungs, deadline_s, time_at, *first_probe(rungs))
+    def walk(rungs: list[int], probe: tuple[int, int] | None = None) -> int | None:
+        return _smallest_meeting(rungs, deadline_s, time_at, *(probe or first_probe(rungs)))
 
-    def first_count(rungs: list[int]) -> float:
-        j = first_probe(rungs)[1]
-        return rungs[j] if j < len(rungs) else math.inf
+    def first_count(rungs: list[int], probe: tuple[int, int]) -> float:
+        return rungs[probe[1]] if probe[1] < len(rungs) else math.inf
 
     # The sub-ladder whose first probe is the smaller count is walked first: the other is then
     # searched only below its answer, and a hit there is often below the other's first probe, which
@@ -143,8 +142,12 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
     # gives the same answer: the smaller of the two sub-ladders'.
     powers = [n for n in ladder if power_of_two(n)]
     threes = [n for n in ladder if not power_of_two(n)]
-    lead, other = (powers, threes) if first_count(powers) <= first_count(threes) else (threes, powers)
-    first = walk(lead)
+    at_powers, at_threes = first_probe(powers), first_probe(threes)
+    if first_count(powers, at_powers) <= first_count(threes, at_threes):
+        lead, at_lead, other = powers, at_powers, threes
+    else:
+        lead, at_lead, other = threes, at_threes, powers
+    first = walk(lead, at_lead)
     second = walk([n for n in other if first is None or n < first])
     found = min((n for n in (first, second) if n is not None), default=None)
     if found is None:
