@@ -3,8 +3,12 @@
 
 Each command runs several times in fresh processes (start-up and imports included, as a user sees
 it: the `wkc` console script, the terminal report); the median and the best are printed beside
-the goal, with the compile's own share (in-process `compile_workload`, warm) so start-up and work
-can be told apart. The machine is shared: read the median, and the load average printed first.
+the goal, with the compile's own share (in-process `compile_workload`, warm, no search cache) so
+start-up and work can be told apart. Each example is timed twice over: cold, every run with an
+empty search cache (the first compile of an intake on a machine, every search run), and warm, the
+searches found in the cache a first run left (the same intake compiled again:
+planner/search_cache.py). The verdict is the cold one; the warm median is beside it. The machine
+is shared: read the median, and the load average printed first.
 
     python benchmarks/bench_compile.py [--runs 5] [--json]
 """
@@ -16,6 +20,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -25,22 +30,29 @@ HELP_GOAL_S = 0.3
 COMPILE_GOAL_S = 1.0
 
 
-def wall_times(args: list[str], runs: int) -> list[float]:
+def wall_times(args: list[str], runs: int, *, warm: bool = False) -> list[float]:
+    """`runs` fresh processes; each with an empty search cache, or (`warm`) all with one that an
+    untimed first run filled."""
     times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        subprocess.run([str(WKC), *args], check=False, capture_output=True, cwd=ROOT,
-                       env={**os.environ, "COLUMNS": "100"})
-        times.append(time.perf_counter() - t0)
+    with tempfile.TemporaryDirectory(prefix="wkc-bench-cache-") as kept:
+        for i in range(runs + warm):
+            cache = kept if warm else tempfile.mkdtemp(prefix="wkc-bench-cold-", dir=kept)
+            t0 = time.perf_counter()
+            subprocess.run([str(WKC), *args], check=False, capture_output=True, cwd=ROOT,
+                           env={**os.environ, "COLUMNS": "100", "WKC_CACHE_DIR": cache, "WKC_CACHE": "on"})
+            if not (warm and i == 0):
+                times.append(time.perf_counter() - t0)
     return times
 
 
 def in_process_s(example: Path) -> float:
-    """compile_workload alone, in this process, after one warm-up (catalog cached)."""
+    """compile_workload alone, in this process, after one warm-up (catalog cached), every search run."""
     from workload_compiler import compile_workload
-    compile_workload(example)
-    t0 = time.perf_counter()
-    compile_workload(example)
+    from workload_compiler.planner.search_cache import disabled
+    with disabled():
+        compile_workload(example)
+        t0 = time.perf_counter()
+        compile_workload(example)
     return time.perf_counter() - t0
 
 
@@ -50,11 +62,13 @@ def intakes() -> list[Path]:
             if any(line.startswith("kind:") for line in p.read_text(encoding="utf-8").splitlines())]
 
 
-def row(name: str, t: list[float], goal: float, work: float | None) -> str:
+def row(name: str, t: list[float], goal: float, work: float | None, warm: list[float] | None = None) -> str:
     med = statistics.median(t)
     verdict = "ok" if med <= goal else "MISS"
     own = f"{work:9.2f}" if work is not None else f"{'':9}"
-    return f"{name:<36} {med:9.2f} {min(t):8.2f} {goal:7.2f} {goal / med:7.2f}x {own}  {verdict}"
+    again = f"{statistics.median(warm):8.2f} {'ok' if statistics.median(warm) <= goal else 'MISS':>4}" \
+        if warm else f"{'':13}"
+    return f"{name:<36} {med:9.2f} {min(t):8.2f} {goal:7.2f} {goal / med:7.2f}x {own} {again}  {verdict}"
 
 
 def main() -> None:
@@ -63,11 +77,13 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="time `--json` output instead of the terminal report")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.runs} runs each")
-    print(f"{'command':<36} {'median s':>9} {'best s':>8} {'goal s':>7} {'goal/med':>8} {'compile s':>9}")
+    print(f"{'command':<36} {'median s':>9} {'best s':>8} {'goal s':>7} {'goal/med':>8} {'compile s':>9} "
+          f"{'warm s':>8} {'warm':>4}  cold")
     print(row("wkc --help", wall_times(["--help"], args.runs), HELP_GOAL_S, None))
     for example in intakes():
         cmd = ["compile", str(example), *(["--json"] if args.json else [])]
-        print(row(example.name, wall_times(cmd, args.runs), COMPILE_GOAL_S, in_process_s(example)))
+        print(row(example.name, wall_times(cmd, args.runs), COMPILE_GOAL_S, in_process_s(example),
+                  wall_times(cmd, args.runs, warm=True)))
 
 
 if __name__ == "__main__":

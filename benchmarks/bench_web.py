@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -141,9 +142,15 @@ def main() -> None:
     parser.add_argument("--ops", type=int, default=200)
     parser.add_argument("--db", default=None, help="database URL (default: a temporary SQLite file)")
     parser.add_argument("--skip-load", action="store_true")
+    parser.add_argument("--search-cache", action="store_true",
+                        help="keep the planner's searches on disk (in a temporary folder, empty at start) as a "
+                             "user's workbench does; default off, so every recompile runs its searches")
     parser.add_argument("--examples", default="", help="comma-separated example names (default: every training one)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
+        os.environ.update({"WKC_CACHE": "on", "WKC_CACHE_DIR": str(Path(tmp) / "searches")} if args.search_cache
+                          else {"WKC_CACHE": "off"})
+        print(f"search cache: {'on, empty at start' if args.search_cache else 'off'}")
         db = args.db or f"sqlite:///{Path(tmp) / 'bench.sqlite3'}"
         with serve(Settings(rate_per_minute=0, cache_size=4096), db) as url:
             load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"]

@@ -8,7 +8,7 @@ flag for a command-line option (`--power`, not `power_w`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -83,3 +83,13 @@ def user_errors(flags: Mapping[str, str] | None = None) -> Iterator[None]:
     except WorkloadError as exc:
         _say("error:", "bold red", str(exc))
         raise typer.Exit(exc.exit_code) from None
+
+
+def search_cache_off(no_cache: bool) -> AbstractContextManager[None]:
+    """`--no-cache`: the planner's searches run, neither read from nor kept on disk."""
+    if not no_cache:
+        return nullcontext()
+    from ..planner.search_cache import disabled
+
+    return disabled()
+

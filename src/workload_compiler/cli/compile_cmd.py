@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from .common import err, out, print_json, user_errors
+from .common import err, out, print_json, search_cache_off, user_errors
 from .progress import progress_after
 
 
@@ -37,6 +37,8 @@ def compile_command(
                                                              "file (SVG plots inline)", dir_okay=False)] = None,
     pdf: Annotated[Path | None, typer.Option("--pdf", help="also write the report as PDF (from the same HTML)",
                                              dir_okay=False)] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="run every planner search, neither reading nor "
+                                                              "keeping searches on disk (see wkc cache)")] = False,
 ) -> None:
     """Compile a workload into its six-layer system specification."""
     from ..compile import compile_workload, recompile
@@ -44,7 +46,7 @@ def compile_command(
     from ..spine.finite import make_finite
     from ..spine.verdict import verdict
 
-    with user_errors(), progress_after("compiling"):
+    with user_errors(), search_cache_off(no_cache), progress_after("compiling"):
         spec = recompile(file, [parse_pin(p) for p in pins]) if pins else compile_workload(file)
         if sensitivity:
             from ..sizing.sensitivity import analyse

@@ -46,6 +46,7 @@ _COMMANDS = {
     "save": ("save_cmd", "Compile FILE (with its pins) and save it as the next revision of PROJECT."),
     "revisions": ("revisions_cmd", "List a project's revisions (or, without PROJECT, the projects)."),
     "diff": ("diff_cmd", "Show what changed from REV_A to REV_B."),
+    "cache": ("cache_cmd", "Show (or clear) the planner's on-disk search cache."),
 }
 _COMMAND_MODULES = {word: module for word, (module, _) in _COMMANDS.items()}
 

@@ -37,7 +37,7 @@ from ..spine.finite import finite_json
 from ..spine.gpu_count import check_pins
 from ..spine.training import resolve_training
 from ..units import format_bytes_decimal, format_count, format_duration
-from .common import err, out, user_errors
+from .common import err, out, search_cache_off, user_errors
 
 PROGRESS_DELAY_S = 0.5   # show a bar only for searches that take longer than this
 _SHORT = {"none": "none", "selective": "sel", "full": "full", "op_selective": "op-sel", "modules": "mods"}
@@ -221,9 +221,11 @@ def plan_command(
     file: Annotated[Path, typer.Argument(help="training intake YAML")],
     as_json: Annotated[bool, typer.Option("--json", help="print the ranked layouts as JSON")] = False,
     top: Annotated[int, typer.Option("--top", min=1, help="how many layouts to show")] = 5,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="run every search, neither reading nor keeping "
+                                                              "searches on disk (see wkc cache)")] = False,
 ) -> None:
     """Search every valid parallel layout and rank them by step time."""
-    with user_errors():
+    with user_errors(), search_cache_off(no_cache):
         workload = load_workload(file)
         if not isinstance(workload, TrainingWorkload):
             raise InputError("kind", getattr(workload, "kind", None),

@@ -87,6 +87,7 @@ class PlanResult:
     published_mfu: PublishedMfu | None = None
     infeasible: tuple[str, str] | None = None
     warnings: list[str] = field(default_factory=list)
+    from_cache: bool = False        # read back from planner/search_cache.py; `seconds` is the original search's
 
     @property
     def best(self) -> RankedLayout | None:
@@ -94,7 +95,7 @@ class PlanResult:
 
     def search_dict(self) -> dict[str, Any]:
         return {"gpus": self.gpus, "evaluated": self.evaluated, "feasible": self.feasible,
-                "seconds": self.seconds, "rejected": dict(self.rejected)}
+                "seconds": self.seconds, "from_cache": self.from_cache, "rejected": dict(self.rejected)}
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -34,7 +34,7 @@ from ..perf.memory import training_memory_bytes
 from ..perf.stages import layout_string
 from ..perf.step_time import training_step
 from ..units import format_bytes_decimal
-from . import memo
+from . import memo, search_cache
 from .blocks import MEMORY_REASON, UNDEFINED_REASON, MemoryFn, StepFn, Tally, evaluate_block
 from .grid import INNER_AXES, OUTER, Rule, Space, Values, build_space, layout_of, rules
 from .result import PlanResult, PublishedMfu, RankedLayout
@@ -229,19 +229,30 @@ def search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
     Memory must fit in the whole HBM (`hw.hbm_bytes`; the memory model has its own runtime term),
     or in HBM x (1 + memory_margin) (planner/tight_memory.py: a fit within the model's error).
     Nothing fitting is an answer, not an exception: `PlanResult.infeasible` names the binding rule.
-    Inside `memo.shared_searches()` a search with the same inputs returns the result already found.
+    Inside `memo.shared_searches()` a search with the same inputs returns the result already found;
+    with the performance model's own functions, one found by an earlier process is read back from
+    disk (planner/search_cache.py).
     """
     if gpus < 1:
         raise InputError("compute.gpus", gpus, "a positive GPU count")
     shared = memo.current()
-    key = (arch, setup, hw, gpus, pins.model_dump_json() if pins is not None else None, max(1, top_k),
-           memory_fn, step_fn, published_mfu, memory_margin)
+    inputs = (arch, setup, hw, gpus, pins.model_dump_json() if pins is not None else None, max(1, top_k),
+              published_mfu, memory_margin)
+    key = (*inputs, memory_fn, step_fn)
     if shared is not None and key in shared:
         found: PlanResult = shared[key]
         return found
-    result = _search(arch, setup, hw, gpus, pins, top_k=max(1, top_k), memory_fn=memory_fn, step_fn=step_fn,
-                     published_mfu=published_mfu, chunk_size=chunk_size, progress=progress,
-                     memory_margin=memory_margin)
+    # Only the model's own functions are kept on disk: a stand-in's repr says nothing of its code
+    # (and holds its address, which differs from process to process).
+    on_disk = search_cache.key_of(inputs) \
+        if memory_fn is training_memory_bytes and step_fn is training_step and search_cache.cache_dir() else None
+    result = search_cache.load(on_disk) if on_disk else None
+    if result is None:
+        result = _search(arch, setup, hw, gpus, pins, top_k=max(1, top_k), memory_fn=memory_fn, step_fn=step_fn,
+                         published_mfu=published_mfu, chunk_size=chunk_size, progress=progress,
+                         memory_margin=memory_margin)
+        if on_disk:
+            search_cache.store(on_disk, result)
     if shared is not None:
         shared[key] = result
     return result

@@ -160,6 +160,8 @@ class NotSized(Doc):
 class SearchSummary(Doc):
     evaluated: int = quantity("count", "layouts evaluated", headline=True)
     seconds: float = quantity("s", "search time")
+    from_cache: bool = info("read back from the on-disk search cache (seconds: the original search's)",
+                            default=False)
     rejected: dict[str, int] = quantity("count", "layouts rejected, by the first rule each breaks")
     alternatives: list[LayoutSummary] = Field(default_factory=list, description="the next best layouts")
 

@@ -188,7 +188,8 @@ def _compile_at(spec: SystemSpec, choice: GpuChoice, w: TrainingWorkload, arch: 
     """Fill the spec's layers for the chosen GPU count; the best layout, or None when none fits."""
     plan = choice.plan or search_at_count(arch, setup, hw, choice.gpus, w.compute.parallelism, top_k=TOP_K,
                                           published_mfu=best_published_mfu(hw.accelerator_id, run.precision))
-    spec.search = SearchSummary(evaluated=plan.evaluated, seconds=plan.seconds, rejected=plan.rejected,
+    spec.search = SearchSummary(evaluated=plan.evaluated, seconds=plan.seconds, from_cache=plan.from_cache,
+                                rejected=plan.rejected,
                                 alternatives=[layout.to_dict() for layout in plan.layouts[1:]])
     best = plan.best
     spec.objective = objective_layer(arch, run, best, w, trace)

@@ -2,7 +2,8 @@
 person typed it), then every output that moved, old -> new. Pure: two documents in, rows out.
 
 Not compared: `provenance` (shown through `assumptions`, compared by field), and the tool's own
-wall time (`search.seconds`), which is a measurement of the run, not an output of the model.
+wall time (`search.seconds`) and whether the search was read back from the on-disk cache
+(`search.from_cache`): facts of the run, not outputs of the model.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from ..intake.pins import apply_pins
 
-IGNORED_OUTPUTS = frozenset({"search.seconds"})
+IGNORED_OUTPUTS = frozenset({"search.seconds", "search.from_cache"})
 _SKIPPED_SECTIONS = frozenset({"provenance", "assumptions", "pins", "intake"})  # pins, intake: the inputs
 
 

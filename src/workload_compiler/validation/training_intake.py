@@ -236,11 +236,15 @@ def record_intake(rec: dict[str, Any]) -> RecordIntake:
         _set(intake, key, value)
     if quirk.get("why"):
         notes.append(str(quirk["why"]))
-    is_moe = rec["model"].get("arch") == "moe"
+    applies = {None: True, "moe": rec["model"].get("arch") == "moe", "pipelined": pp > 1}
     for key, d in (source.get("defaults") or {}).items():
-        if d.get("applies_to") == "moe" and not is_moe:
+        if d.get("applies_to") not in applies:
+            # a slip in our own data file, not in the record: loud, never a quietly skipped record
+            raise ValueError(f"training_sources.yaml default {key}: applies_to {d['applies_to']!r} is none of "
+                             f"{sorted(k for k in applies if k)}")
+        if not applies[d.get("applies_to")]:
             continue
-        if _get(intake, key) is None and not (key == P + "vp" and pp == 1):
+        if _get(intake, key) is None:
             _set(intake, key, d["value"])
             notes.append(f"{key.removeprefix(P)} {d['value']} ({d['why']})")
     if "micro_batch_size" not in par:
