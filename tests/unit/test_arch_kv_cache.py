@@ -1,4 +1,4 @@
-"""KV-cache bytes per token against /work/shared/calibration/inference_public.yaml.
+"""KV-cache bytes per token against ../shared/calibration/inference_public.yaml.
 
 `kv_cache_per_token` rows are derived from the models' config.json files (aiconfigurator-core
 0.12.0 model_configs); `memory_measurements` are start-up logs of vLLM. Our presets must give

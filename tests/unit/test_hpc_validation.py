@@ -1,4 +1,4 @@
-"""HPC model vs the published runs of /work/shared/calibration/hpc_public.yaml.
+"""HPC model vs the published runs of ../shared/calibration/hpc_public.yaml.
 
 Goals (issue 7, item 7): in sample <= 8% MAPE, leave-one-GPU-out <= 10%, the records the model
 cannot express listed with the missing feature named; the frozen constants of hpc/fitted.py are

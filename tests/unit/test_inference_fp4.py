@@ -1,7 +1,7 @@
 """Blackwell NVFP4 serving physics, each number against its source.
 
 Sources:
-  /work/shared/reference/hardware.yaml `b200_hgx` (NVIDIA HGX page, dense split per
+  ../shared/reference/hardware.yaml `b200_hgx` (NVIDIA HGX page, dense split per
     glennklockwood.com): fp4 9,000 / fp8 4,500 / bf16 2,250 TFLOP/s dense, 7.7 TB/s, 180 GB.
   NVIDIA, "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference" (2025): E2M1
     values with one FP8 E4M3 scale per 16 elements -> 0.5 B + 1/16 B per weight.

@@ -1,6 +1,6 @@
 """Serving memory: weights per GPU, KV bytes per token, KV capacity, against published numbers.
 
-Sources: /work/shared/calibration/inference_public.yaml `kv_cache_per_token` (bytes per token from
+Sources: ../shared/calibration/inference_public.yaml `kv_cache_per_token` (bytes per token from
 the models' config.json) and `memory_measurements` (vLLM / SGLang start-up logs).
 """
 

@@ -1,6 +1,6 @@
 """The serving step model against the NVIDIA TensorRT-LLM perf-overview tables (v1.0-era,
 docs/source/performance/perf-overview.md @00f37686; trtllm-bench offline max throughput), as
-copied in /work/shared/calibration/inference_public.yaml `entries` (H100/H200, FP8 checkpoints)
+copied in ../shared/calibration/inference_public.yaml `entries` (H100/H200, FP8 checkpoints)
 and inference_added.yaml `entries` (B200, NVFP4 checkpoints).
 """
 

@@ -1,5 +1,5 @@
 """Measured peak memory per GPU against the model (perf/memory.py), and the fit of the two
-runtime constants (perf/fitted_memory.py), on /work/shared/calibration.
+runtime constants (perf/fitted_memory.py), on ../shared/calibration.
 
 The peaks are torchtitan's Dec 2024 benchmarks (pytorch/torchtitan
 benchmarks/llama3_h100_202412_torchtitan.md, Tables 1-6; `torch.cuda.max_memory_reserved`, max

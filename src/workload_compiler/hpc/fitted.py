@@ -1,6 +1,6 @@
 """Every fitted constant of the HPC model, in one place, with what it was fitted on.
 
-All fits use only /work/shared/calibration/hpc_public.yaml: least squares on log(predicted /
+All fits use only ../shared/calibration/hpc_public.yaml: least squares on log(predicted /
 published), each constant shared by every GPU (never one per record, code or GPU model).
 `hpc/fit.py` re-derives them from the validation cases (validation/hpc_readers.py), starting from
 PRIORS; tests/unit/test_hpc_validation.py checks that refitting reproduces the frozen values below.

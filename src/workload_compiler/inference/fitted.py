@@ -1,6 +1,6 @@
 """Every fitted (and every assumed, not-fitted) constant of the inference model, in one place.
 
-FITTED by tools/fit_inference.py on /work/shared/calibration `entries` of inference_public.yaml
+FITTED by tools/fit_inference.py on ../shared/calibration `entries` of inference_public.yaml
 and inference_added.yaml: 107 NVIDIA TensorRT-LLM perf-overview rows (v1.0-era, trtllm-bench
 offline max throughput, FP8 KV): 77 on H100 SXM / H200 SXM with FP8 checkpoints (Llama 3.1 8B,
 Llama 3.3 70B, Llama 3.1 405B, Qwen3-235B-A22B; TP1/TP2/TP8) and 30 on B200 with NVFP4

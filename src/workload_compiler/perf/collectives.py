@@ -24,7 +24,7 @@ import numpy as np
 
 from .layout import FloatArray, Hardware
 
-# Achievable fraction of the line rate (/work/shared/reference/infrastructure.md §3.4):
+# Achievable fraction of the line rate (../shared/reference/infrastructure.md §3.4):
 # NCCL NVLink4 ring busbw ~370 of 450 GB/s (nccl-tests #212); 8x A100 all-reduce 231.6 of
 # 300 GB/s (Azure AI-benchmarking-guide, calibration/hpc_public.yaml) -> 0.80.
 NVLINK_EFFICIENCY = 0.80

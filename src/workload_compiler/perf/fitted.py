@@ -2,7 +2,7 @@
 
 Fitted by tools/fit_training.py (least squares on log(predicted / published step time), scipy
 1.17.1, each source family weighted alike) on 2026-12-01 over the 230 records with a step time of
-/work/shared/calibration/training_public.yaml and training_added.yaml, each compiled from the
+../shared/calibration/training_public.yaml and training_added.yaml, each compiled from the
 intake a user would write (validation/training_suite.py; 48 records are not compiled, each listed
 with the reason by `wkc validate`): Narayanan 2021, Korthikanti 2022, Megatron-Core weak scaling,
 Llama 3 Table 4, NeMo 24.07 / 25.02 / long-sequence, Megatron-Bridge 25.09-26.06, DGX Cloud

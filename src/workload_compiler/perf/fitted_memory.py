@@ -9,7 +9,7 @@ temporaries the tensor-level model omits. The GPU's memory it is compared with i
 exposes to a process (catalog `memory_visible_bytes`: an "80 GB" H100 shows 79.11 GiB).
 
 Fitted (tools/fit_memory.py, validation/memory_fit.py; re-run by tests/unit/test_memory_calibration.py)
-on /work/shared/calibration only, with every framework profile and the rest of the model fixed:
+on ../shared/calibration only, with every framework profile and the rest of the model fixed:
 - the 18 measured peaks of training_public.yaml (`measured.memory_gib_per_gpu`: torchtitan_2412
   Tables 1-6, Llama 3.1 8B/70B/405B, FSDP2, TP, PP, CP on H100 96 GB; torchtitan logs
   `torch.cuda.max_memory_reserved`, the caching allocator's peak),
