@@ -141,3 +141,13 @@ def test_cli_no_cache_and_the_cache_command(cache: Path) -> None:
     assert f"search cache: {cache}\n" in shown and "holds: 1 search," in shown
     cleared = subprocess.run([*wkc, "cache", "--clear"], check=True, capture_output=True, text=True, cwd=ROOT).stdout
     assert "removed: 1 search\n" in cleared and not list(cache.glob("*.json"))
+
+
+def test_concurrent_compiles_of_one_search_agree_and_leave_one_entry(cache: Path) -> None:
+    """The workbench compiles in threads: writers of one key rename whole files into place."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda _: _search(), range(8)))
+    assert all(r.layouts == found[0].layouts for r in found)
+    assert len(list(cache.glob("*.json"))) == 1 and not list(cache.glob(".tmp-*"))

@@ -16,6 +16,7 @@ from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PackageLoader, s
 from ..spine.result import SystemSpec
 from ..versions import versions
 from .figures import figures
+from .summary import search_warnings
 from .view import alternative_rows, assumption_rows, extra_sections, kpis, panels, verdict
 
 TEMPLATES = "report/templates"
@@ -56,7 +57,8 @@ def report_context(spec: SystemSpec, *, intake: Any = None, revision: str | None
                    saved_at: str | None = None) -> dict[str, Any]:
     title = spec.name or f"{spec.kind} workload"
     return {"spec": spec, "title": title, "title_css": _css_string(title), "verdict": verdict(spec),
-            "kpis": kpis(spec), "panels": panels(spec), "alternatives": alternative_rows(spec),
+            "kpis": kpis(spec), "warnings": search_warnings(spec), "panels": panels(spec),
+            "alternatives": alternative_rows(spec),
             "assumptions": assumption_rows(spec), "extra_sections": extra_sections(spec),
             "figures": {f.name: f for f in figures(spec)},
             "intake_yaml": intake_text(intake), "versions": versions(), "revision": revision,

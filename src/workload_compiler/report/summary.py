@@ -167,6 +167,12 @@ def assumption_text(spec: SystemSpec, field: str, value: Any) -> str:
     return format_quantity(value, unit)
 
 
+def search_warnings(spec: SystemSpec) -> tuple[str, ...]:
+    """What the layout search warns about (a tight memory fit, an optimistic MFU): every renderer
+    (terminal, Markdown, HTML, the workbench) reads them from here."""
+    return tuple(str(w) for w in (getattr(spec.compute, "warnings", None) or ()))
+
+
 def summarize(spec: SystemSpec) -> Summary:
     v = verdict(spec)
     numbers = [n for label, path, target in HEADLINES.get(spec.kind, FALLBACK)
@@ -174,10 +180,11 @@ def summarize(spec: SystemSpec) -> Summary:
     collisions = [f"{c.get('constraint')}: {c.get('detail')}" for c in spec.collisions]
     top = spec.assumptions[:TOP_ASSUMPTIONS]
     assumptions = [f"{a.field} = {assumption_text(spec, a.field, a.value)}: {a.why}" for a in top]
-    warnings = tuple(str(w) for w in (getattr(spec.compute, "warnings", None) or ()))
     return Summary(title=f"{spec.name or spec.kind + ' workload'} ({spec.kind})", verdict_code=v.code,
                    verdict=v.text, numbers=numbers, collisions=collisions, assumptions=assumptions,
-                   more_assumptions=max(0, len(spec.assumptions) - TOP_ASSUMPTIONS), warnings=warnings)
+                   more_assumptions=max(0, len(spec.assumptions) - TOP_ASSUMPTIONS),
+                   warnings=search_warnings(spec))
 
 
-__all__ = ["HEADLINES", "Summary", "assumption_text", "lookup", "summarize", "unit_at", "unit_of_path"]
+__all__ = ["HEADLINES", "Summary", "assumption_text", "lookup", "search_warnings", "summarize", "unit_at",
+           "unit_of_path"]

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from ..intake.pins import apply_pins
-from ..report.summary import assumption_text
+from ..report.summary import assumption_text, search_warnings
 from ..report.view import (
     LAYER_KEYS,
     Panel,
@@ -130,8 +130,9 @@ def workbench_context(kind: str, intake: dict[str, Any], pins: dict[str, Any], c
     if spec is not None and compiled is not None:
         current_panels = panels_of(compiled)
         changes, moved = moved_values(panels_of(previous) if previous else None, current_panels)
-        ctx.update(verdict=verdict(spec), kpis=kpis(spec), panels=current_panels, alternatives=alternative_rows(spec),
-                   assumptions=assumption_rows(spec), changes=changes, moved=moved, extras=extra_sections(spec),
+        ctx.update(verdict=verdict(spec), kpis=kpis(spec), warnings=search_warnings(spec), panels=current_panels,
+                   alternatives=alternative_rows(spec), assumptions=assumption_rows(spec), changes=changes, moved=moved,
+                   extras=extra_sections(spec),
                    compile_note=_compile_note(compiled, len(changes) if previous else None))
     ctx.update(extra)
     return ctx
