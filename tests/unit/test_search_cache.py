@@ -117,6 +117,17 @@ def test_a_cache_that_cannot_be_written_leaves_the_search_uncached(tmp_path: Pat
     assert _search().layouts and _search().layouts and len(runs) == 2
 
 
+def test_no_home_directory_means_no_cache(monkeypatch: pytest.MonkeyPatch, runs: list[int]) -> None:
+    for name in ("WKC_CACHE", "WKC_CACHE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+    def nowhere() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+    monkeypatch.setattr(Path, "home", staticmethod(nowhere))
+    assert search_cache.cache_dir() is None
+    assert _search().layouts and _search().layouts and len(runs) == 2
+
+
 def test_the_oldest_entries_go_past_the_limit(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(search_cache, "MAX_ENTRIES", 3)
     monkeypatch.setattr(search_cache, "KEEP_AFTER_PRUNE", 2)

@@ -53,7 +53,12 @@ def cache_dir() -> Path | None:
     explicit = os.environ.get("WKC_CACHE_DIR", "").strip()
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except (RuntimeError, KeyError):    # no home directory to be found: no cache, not a failure
+            return None
     return Path(base) / "wkc" / "searches"
 
 
