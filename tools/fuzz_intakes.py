@@ -1,6 +1,7 @@
 """The large one-off fuzz run: N mutated intakes through the Python API and the CLI.
 
     python tools/fuzz_intakes.py --cases 20000 --workers 2 [--seed 1] [--timeout 20] [--out fuzz.json]
+                                 [--search-cache DIR]
 
 Each case is a bundled example or a small intake with 1-3 hostile edits (tests/intake_mutations.py).
 Python API cases call `compile_workload` and dump the result; CLI cases (a fraction) run
@@ -152,8 +153,6 @@ BAD = {"not_ours", "infeasible_raised", "non_finite", "cli_traceback", "cli_exit
 
 
 def main() -> None:
-    # every case runs its own searches (the timings are the computation's) and leaves none on disk
-    os.environ["WKC_CACHE"] = "off"
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=int, default=20000)
     ap.add_argument("--workers", type=int, default=2)
@@ -164,7 +163,14 @@ def main() -> None:
     ap.add_argument("--chunk", type=int, default=250)
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--skip", default="", help="comma-separated example stems to leave out (slow deadline searches)")
+    ap.add_argument("--search-cache", type=Path, default=None,
+                    help="keep the planner's searches in this folder (run twice: the second run reads them back); "
+                         "default off, so every case runs its own searches and its time is the computation's")
     a = ap.parse_args()
+    if a.search_cache is None:
+        os.environ["WKC_CACHE"] = "off"
+    else:
+        os.environ.update({"WKC_CACHE": "on", "WKC_CACHE_DIR": str(a.search_cache)})
     skip = tuple(x for x in a.skip.split(",") if x)
     jobs = [(s, min(a.chunk, a.cases - s), a.seed, a.timeout, a.cli_fraction, a.memory_gb, skip)
             for s in range(0, a.cases, a.chunk)]
@@ -186,6 +192,7 @@ def main() -> None:
     print(file=sys.stderr)
     seconds.sort()
     report = {"cases": sum(outcomes.values()), "seed": a.seed, "skipped_examples": list(skip),
+              "search_cache": str(a.search_cache) if a.search_cache else "off",
               "wall_s": round(time.perf_counter() - t0, 1),
               "outcomes": dict(outcomes.most_common()),
               "bad": {k: v for k, v in outcomes.items() if k in BAD},
