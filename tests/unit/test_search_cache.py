@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -128,12 +129,18 @@ def test_no_home_directory_means_no_cache(monkeypatch: pytest.MonkeyPatch, runs:
     assert _search().layouts and _search().layouts and len(runs) == 2
 
 
-def test_the_oldest_entries_go_past_the_limit(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_least_recently_used_go_past_the_limit(cache: Path, runs: list[int],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(search_cache, "MAX_ENTRIES", 3)
     monkeypatch.setattr(search_cache, "KEEP_AFTER_PRUNE", 2)
-    for gpus in (4, 8, 16, 32):
+    for gpus in (4, 8, 16):
         _search(gpus=gpus)
-    assert len(list(cache.glob("*.json"))) == 2
+    for entry, age in zip(sorted(cache.glob("*.json")), (300, 200, 100), strict=True):
+        os.utime(entry, (entry.stat().st_atime - age, entry.stat().st_mtime - age))   # apart in time
+    _search(gpus=4)               # read back: now the most recently used
+    _search(gpus=32)              # the 4th entry: the two least recently used go
+    assert len(runs) == 4 and len(list(cache.glob("*.json"))) == 2
+    assert _search(gpus=4).from_cache and _search(gpus=32).from_cache and len(runs) == 4
     assert search_cache.clear() == 2 and not list(cache.glob("*.json"))
 
 

@@ -34,7 +34,7 @@ def cache_command(
         entries = list(where.glob("*.json")) if where.is_dir() else []
         size = sum(p.stat().st_size for p in entries)
         print(f"holds: {_searches(len(entries))}, {format_bytes_decimal(size)} "
-              f"(the oldest go past {search_cache.MAX_ENTRIES})")
+              f"(past {search_cache.MAX_ENTRIES} the least recently used go)")
 
 
 def _searches(n: int) -> str:

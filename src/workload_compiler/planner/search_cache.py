@@ -39,8 +39,8 @@ import numpy as np
 from .result import PlanResult, PublishedMfu, RankedLayout
 
 FORMAT = 1                  # bump when PlanResult's fields change meaning (not when they are added)
-MAX_ENTRIES = 2000          # ~10 KB each (5 layouts with breakdowns): ~20 MB at most
-KEEP_AFTER_PRUNE = 1600     # pruning drops the oldest down to this, so it runs once per 400 writes
+MAX_ENTRIES = 2000          # ~6 kB each (5 layouts with their breakdowns): ~12 MB at most
+KEEP_AFTER_PRUNE = 1600     # pruning drops the least recently used down to this: once per 400 writes
 _OFF = frozenset({"0", "off", "no", "false"})
 _DISABLED: ContextVar[bool] = ContextVar("wkc_search_cache_disabled", default=False)
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -93,13 +93,17 @@ def load(key: str) -> PlanResult | None:
     where = cache_dir()
     if where is None:
         return None
+    entry = where / f"{key}.json"
     try:
-        doc = json.loads((where / f"{key}.json").read_text(encoding="utf-8"))
+        doc = json.loads(entry.read_text(encoding="utf-8"))
         if doc.get("format") != FORMAT:
             return None
-        return dataclasses.replace(_result_from(doc["result"]), from_cache=True)
+        found = dataclasses.replace(_result_from(doc["result"]), from_cache=True)
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
+    with contextlib.suppress(OSError):
+        os.utime(entry)     # pruning removes the least recently used, not the first written
+    return found
 
 
 def store(key: str, result: PlanResult) -> None:
