@@ -11,9 +11,13 @@ The key is a SHA-256 over the inputs' reprs (frozen dataclasses and pydantic mod
 floats exact) and a fingerprint of the package's own files (code, fitted constants, catalog data),
 NumPy's version and Python's: any change to the model or the data is a different key, never a
 stale answer. An entry is one JSON file, written to a temporary name and renamed into place, so a
-reader never sees half of one and concurrent writers of the same key write the same bytes. Reading
-is forgiving: a missing, unreadable or malformed entry is a miss, and a cache directory that
-cannot be written leaves the search uncached, never failed.
+reader never sees half of one; of concurrent writers of one key (the same search, timed apart)
+the last rename wins. Reading is forgiving: a missing, unreadable or malformed entry is a miss,
+and a cache directory that cannot be written leaves the search uncached, never failed. Past
+MAX_ENTRIES the least recently used go (a read marks an entry used).
+
+The fingerprint is of the files: a script that changes a fitted constant in memory must run
+inside `disabled()` (or with `WKC_CACHE=off`).
 
 Where: `$WKC_CACHE_DIR`, else `$XDG_CACHE_HOME/wkc/searches`, else `~/.cache/wkc/searches`.
 `WKC_CACHE=off` (or `0`, `no`, `false`) turns it off (`wkc compile --no-cache` for one command).
