@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from planner_standins import hardware, memory, small_arch, step
 
+from workload_compiler.intake.common import ParallelismIntake
 from workload_compiler.perf.layout import TrainingSetup
 from workload_compiler.planner import search, search_cache
 from workload_compiler.planner.result import PlanResult
@@ -58,12 +59,16 @@ def test_a_search_is_read_back_equal_in_every_field(cache: Path, runs: list[int]
 
 
 def test_each_input_is_part_of_the_key(cache: Path, runs: list[int]) -> None:
+    arch = small_arch(layers=8, hidden=1024, heads=8)
     _search()
     _search(gpus=32)
-    search(small_arch(layers=8, hidden=1024, heads=8), dataclasses.replace(SETUP, seq_len=1024), hardware(node=4), 16,
-           top_k=3)
+    search(arch, dataclasses.replace(SETUP, seq_len=1024), hardware(node=4), 16, top_k=3)           # the run
+    search(arch, SETUP, hardware(node=4, hbm_bytes=40e9), 16, top_k=3)                               # the machine
+    search(small_arch(layers=8, hidden=1024, heads=8, kv_heads=2), SETUP, hardware(node=4), 16, top_k=3)  # the model
+    search(arch, SETUP, hardware(node=4), 16, ParallelismIntake(tp=2), top_k=3)                      # the pins
     _search(memory_margin=0.05)
-    assert len(runs) == 4 and len(list(cache.glob("*.json"))) == 4
+    search(arch, SETUP, hardware(node=4), 16, top_k=2)
+    assert len(runs) == 8 and len(list(cache.glob("*.json"))) == 8
 
 
 def test_the_code_is_part_of_the_key(cache: Path, runs: list[int], monkeypatch: pytest.MonkeyPatch,
