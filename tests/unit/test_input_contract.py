@@ -92,6 +92,44 @@ def test_out_of_range_is_bad_input_not_an_infeasible_answer(section: str, key: s
     assert error_of(data).field == f"{section}.{key}"
 
 
+GENERIC = read_intake(Path(__file__).resolve().parents[2] / "examples" / "image-classifier-generic.yaml")
+
+
+@pytest.mark.parametrize(("section", "key", "value"), [
+    ("pipeline", "batch_size_per_gpu", 10**55),   # found by tools/fuzz_intakes.py: OverflowError in gpu_step
+    ("model", "forward_flops_per_sample", "1e30"), ("model", "params", "1e30"), ("data", "samples", "1e30"),
+    ("data", "sample_size", "1e30B"), ("data", "epochs", 1e30), ("pipeline", "cpu_cores_per_gpu", 1e30),
+    ("pipeline", "decode_rate_per_core", "1e30/s"), ("pipeline", "gpu_samples_per_s", "1e30/s"),
+    ("pipeline", "device_bytes_per_sample", "1e30B"), ("outputs", "bytes_per_sample", "1e30B"),
+    ("target", "time_to_result", "1e30s"),
+])
+def test_generic_quantities_are_bounded_with_their_reason(section: str, key: str, value: Any) -> None:
+    e = error_of({**GENERIC, section: {**GENERIC.get(section, {}), key: value}})
+    assert e.field == f"{section}.{key}" and "at most" in e.allowed and "(" in e.allowed
+
+
+def test_a_load_that_would_need_more_gpus_than_any_cluster_is_an_answer() -> None:
+    """Found by tools/fuzz_intakes.py (seed 31): 10^8 requests/s over a 12 kb/s NIC once sized a
+    fabric of 619M ranks (MemoryError in fabric/mapping.py); it is infeasible, with what binds."""
+    spec = compile_workload({
+        "kind": "inference", "model": {"preset": "qwen3-30b-a3b", "head_dim": 8192},
+        "serving": {"input_tokens": [100, 2000, 8000], "output_tokens": 256, "request_rate": 1e8, "mode": "auto",
+                    "ttft": {"p90": "1s"}},
+        "compute": {"accelerator": "h100-sxm", "max_gpus": 16}, "fabric": {"nic_bandwidth": 12148.6}})
+    assert spec.feasible is False and spec.binding_constraint
+
+
+def test_a_fabric_beyond_the_gpu_bound_is_infeasible_not_a_rank_map() -> None:
+    from workload_compiler.catalog.loader import load_catalog
+    from workload_compiler.fabric import plan_fabric_for_system
+    from workload_compiler.intake.limits import MAX_GPUS
+    cat = load_catalog()
+    system = cat.system("dgx-h100")
+    switch = next(iter(cat.switches.values()))
+    with pytest.raises(InfeasibleError, match="more than the 1,048,576"):
+        plan_fabric_for_system(system, switch, gpus=8 * MAX_GPUS, tp=8, pp=1, dp=MAX_GPUS)
+
+
 def test_zero_tokens_in_or_out_is_refused_where_it_would_divide() -> None:
     for key in ("input_tokens", "output_tokens"):
         e = error_of({"kind": "inference", "model": {"preset": "llama3-8b"}, "serving": {key: 0}})

@@ -12,7 +12,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..catalog.schema import Switch, System
-from ..errors import InputError
+from ..errors import InfeasibleError, InputError
+from ..intake import limits
 from ..quantity import info, quantity
 from ..spine.doc import DictView
 from ._base import Traced
@@ -104,7 +105,12 @@ def plan_fabric(
     network_rules: dict[str, NetworkRule] | None = None,
     switch_ports_per_transceiver: int = 2,
 ) -> FabricLayer:
-    """The fabric layer for one layout on one system (every argument a plain catalog/intake value)."""
+    """The fabric layer for one layout on one system (every argument a plain catalog/intake value).
+    A cluster beyond the intake's GPU bound (a load a layout would need 10^8 GPUs for) is an
+    answer, infeasible, not a fabric: its rank map alone would not fit in memory."""
+    if gpus > limits.MAX_GPUS:
+        raise InfeasibleError("gpu count", f"the fabric would connect {gpus:,} GPUs, more than the "
+                                           f"{limits.MAX_GPUS:,} any cluster can be sized for ({limits.GPUS})")
     if tp * pp * dp * cp != gpus:
         raise InputError("compute.parallelism", {"tp": tp, "pp": pp, "dp": dp, "cp": cp},
                          f"tp x pp x dp x cp must equal the GPU count ({gpus})")

@@ -28,8 +28,10 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from ..units import Bytes, Count, PerSecond, Seconds
+from . import limits as L
 from .common import ClusterCompute, Strict
 from .infrastructure import InfrastructureIntake
+from .limits import limited
 
 GenericPrecision = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
 
@@ -38,11 +40,14 @@ class GenericModel(Strict):
     name: str | None = None
     mode: Literal["training", "inference"] = Field(
         default="training", description="training: forward + backward and checkpoints; inference: forward only")
-    flops_per_sample: Count | None = Field(
-        default=None, gt=0, description="FLOPs the GPU spends on one sample (training: forward + backward)")
-    forward_flops_per_sample: Count | None = Field(
-        default=None, gt=0, description="forward FLOPs; training counts 3x (backward = 2x forward)")
-    params: Count | None = Field(default=None, gt=0, description="parameters: gradient all-reduce and checkpoints")
+    flops_per_sample: Count | None = limited(
+        None, gt=0, le=L.MAX_FLOPS_SAMPLE, why=L.FLOPS_SAMPLE,
+        description="FLOPs the GPU spends on one sample (training: forward + backward)")
+    forward_flops_per_sample: Count | None = limited(
+        None, gt=0, le=L.MAX_FLOPS_SAMPLE, why=L.FLOPS_SAMPLE,
+        description="forward FLOPs; training counts 3x (backward = 2x forward)")
+    params: Count | None = limited(None, gt=0, le=L.MAX_PARAMS, why=L.PARAMS,
+                                   description="parameters: gradient all-reduce and checkpoints")
 
     @model_validator(mode="after")
     def _one_flops(self) -> GenericModel:
@@ -54,29 +59,35 @@ class GenericModel(Strict):
 
 
 class GenericData(Strict):
-    samples: Count = Field(gt=0, description="samples in one pass over the input (an epoch)")
-    sample_size: Bytes = Field(gt=0, description="mean bytes of one sample on storage")
-    epochs: float = Field(default=1.0, gt=0)
+    samples: Count = limited(gt=0, le=L.MAX_SAMPLES, why=L.SAMPLES,
+                             description="samples in one pass over the input (an epoch)")
+    sample_size: Bytes = limited(gt=0, le=L.MAX_BYTES, why=L.BYTES, description="mean bytes of one sample on storage")
+    epochs: float = limited(1.0, gt=0, le=L.MAX_EPOCHS, why=L.EPOCHS)
 
 
 class GenericPipeline(Strict):
-    cpu_cores_per_gpu: float | None = Field(default=None, gt=0, description="host cores feeding each GPU's loader")
-    decode_rate_per_core: PerSecond | None = Field(
-        default=None, gt=0, description="samples one core reads, decodes and prepares per second")
-    device_bytes_per_sample: Bytes | None = Field(default=None, gt=0, description="host -> device bytes per sample")
+    cpu_cores_per_gpu: float | None = limited(None, gt=0, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL,
+                                              description="host cores feeding each GPU's loader")
+    decode_rate_per_core: PerSecond | None = limited(
+        None, gt=0, le=L.MAX_SAMPLE_RATE, why=L.SAMPLE_RATE,
+        description="samples one core reads, decodes and prepares per second")
+    device_bytes_per_sample: Bytes | None = limited(None, gt=0, le=L.MAX_BYTES, why=L.BYTES,
+                                                    description="host -> device bytes per sample")
     gpu_efficiency: float | None = Field(default=None, gt=0, le=1, description="fraction of the dense peak")
-    gpu_samples_per_s: PerSecond | None = Field(
-        default=None, gt=0, description="samples one GPU processes per second (replaces the FLOPs route)")
-    batch_size_per_gpu: int | None = Field(default=None, ge=1)
+    gpu_samples_per_s: PerSecond | None = limited(
+        None, gt=0, le=L.MAX_SAMPLE_RATE, why=L.SAMPLE_RATE,
+        description="samples one GPU processes per second (replaces the FLOPs route)")
+    batch_size_per_gpu: int | None = limited(None, ge=1, le=L.MAX_BATCH_PER_GPU, why=L.BATCH_PER_GPU)
     precision: GenericPrecision | None = None
 
 
 class GenericOutputs(Strict):
-    bytes_per_sample: Bytes | None = Field(default=None, ge=0, description="results written per sample")
+    bytes_per_sample: Bytes | None = limited(None, ge=0, le=L.MAX_BYTES, why=L.BYTES,
+                                             description="results written per sample")
 
 
 class GenericTarget(Strict):
-    time_to_result: Seconds | None = Field(default=None, gt=0)
+    time_to_result: Seconds | None = limited(None, gt=0, le=L.MAX_DURATION, why=L.DURATION)
 
 
 class GenericCompute(ClusterCompute):
