@@ -104,10 +104,10 @@ def test_off_means_neither_read_nor_written(cache: Path, runs: list[int], monkey
 def test_a_damaged_entry_is_a_miss_and_is_replaced(cache: Path, runs: list[int]) -> None:
     first = _search()
     (entry,) = cache.glob("*.json")
-    entry.write_text('{"format": 1, "result": {"gpus": 16')         # cut short
+    entry.write_text('{"gpus": 16, "layouts": [')                    # cut short
     assert not _search().from_cache
     doc = json.loads(entry.read_text())
-    doc["result"]["layouts"][0]["no_such_field"] = 1                 # written by another version
+    doc["layouts"][0]["no_such_field"] = 1                           # written by another version
     entry.write_text(json.dumps(doc))
     assert not _search().from_cache
     replaced = _search()

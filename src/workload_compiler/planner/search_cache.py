@@ -42,7 +42,7 @@ import numpy as np
 
 from .result import PlanResult, PublishedMfu, RankedLayout
 
-FORMAT = 1                  # bump when PlanResult's fields change meaning (not when they are added)
+FORMAT = 1                  # part of the fingerprint: bump when PlanResult's fields change meaning
 MAX_ENTRIES = 2000          # ~6 kB each (5 layouts with their breakdowns): ~12 MB at most
 KEEP_AFTER_PRUNE = 1600     # pruning drops the least recently used down to this: once per 400 writes
 _OFF = frozenset({"0", "off", "no", "false"})
@@ -99,10 +99,7 @@ def load(key: str) -> PlanResult | None:
         return None
     entry = where / f"{key}.json"
     try:
-        doc = json.loads(entry.read_text(encoding="utf-8"))
-        if doc.get("format") != FORMAT:
-            return None
-        found = dataclasses.replace(_result_from(doc["result"]), from_cache=True)
+        found = dataclasses.replace(_result_from(json.loads(entry.read_text(encoding="utf-8"))), from_cache=True)
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
     with contextlib.suppress(OSError):
@@ -115,7 +112,7 @@ def store(key: str, result: PlanResult) -> None:
     where = cache_dir()
     if where is None:
         return
-    text = json.dumps({"format": FORMAT, "result": dataclasses.asdict(result)})
+    text = json.dumps(dataclasses.asdict(result))
     try:
         where.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=where, prefix=".tmp-", suffix=".json")
