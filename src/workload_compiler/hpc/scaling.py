@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..intake.limits import MAX_GPUS  # the intake's GPU bound: a search never goes past it
 from ..perf.layout import FloatArray
 from .classes import Profile
 from .comm import comm_times
@@ -25,7 +26,6 @@ from .roofline import KernelTime, kernel_time
 
 # ASSUMED: share of HBM an application may fill (runtime context, allocator slack, MPI buffers).
 USABLE_HBM_FRACTION = 0.90
-MAX_GPUS = 1 << 20
 SATURATION_TOLERANCE = 0.05   # a count within 5% of the shortest step counts as saturated
 
 STEP_FORMULA = "time per step = roofline(units/g) + exposed communication(g) + io (hpc/scaling.py)"

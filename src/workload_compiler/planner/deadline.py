@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ..arch.model import ModelArch
 from ..intake.common import ParallelismIntake
+from ..intake.limits import MAX_GPUS
 from ..perf.layout import Hardware, TrainingSetup
 from ..perf.memory import training_memory_bytes
 from ..perf.objective import gpus_for_deadline, min_gpus_for_flops, time_to_train_s, total_training_flops
@@ -21,9 +22,9 @@ from .capacity import HoldBound, fewest_gpus_to_hold
 from .result import PlanResult, PublishedMfu
 from .search import MemoryFn, Progress, StepFn, search
 
-# Far beyond any cluster built so far (the largest announced are ~10^5 GPUs); the cap keeps a
+# The intake's GPU bound (intake/limits.py: far beyond any cluster built so far); the cap keeps a
 # deadline that nothing can meet from searching forever. compute.max_gpus lowers it.
-DEFAULT_MAX_GPUS = 1 << 20
+DEFAULT_MAX_GPUS = MAX_GPUS
 
 
 @dataclass(frozen=True, kw_only=True)
