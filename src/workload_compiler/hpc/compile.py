@@ -14,6 +14,7 @@ from typing import Any
 from ..catalog.loader import Catalog
 from ..errors import CatalogGap
 from ..intake.hpc import HpcWorkload
+from ..intake.limits import MAX_GPUS
 from ..provenance import Trace
 from ..spine.gaps import binding_of
 from ..spine.result import NotSized
@@ -34,7 +35,6 @@ from .resolve import (
 )
 from .roofline import ROOFLINE_FORMULA, compute_rate, memory_rate, peak_flops, vendor_fraction
 from .scaling import (
-    MAX_GPUS,
     STEP_FORMULA,
     USABLE_HBM_FRACTION,
     TargetResult,

@@ -16,7 +16,7 @@ from typing import Any
 from ..catalog.loader import Catalog
 from ..hpc.device import Device, hpc_device
 from ..hpc.fitted import FITTED, HpcConstants
-from ..hpc.scaling import MAX_GPUS
+from ..intake.limits import MAX_GPUS
 from .report import Row
 
 Predict = Callable[[HpcConstants], float]
