@@ -102,7 +102,10 @@ def fp4_share(hw: Hardware, setup: TrainingSetup) -> float:
     published NVFP4 training run is in the calibration set, so the fitted efficiency of FP8 and
     BF16 GEMMs (1.0 here) is carried to FP4 by that measured ratio rather than assumed equal.
     Measured on the serving kernels; applying the same ceilings to BF16 and FP8 training GEMMs made
-    the fit worse (in sample 9.6% vs 7.6%), so only the FP4/FP8 ratio is used."""
+    the fit worse (in sample 9.6% vs 7.6%), so only the FP4/FP8 ratio is used. Taking only the gap
+    between GPUs (each GPU's ceiling over the median GPU's at that precision, one gemm_e_max refit
+    over it; 2026-12-02) moved in sample 7.08 -> 7.04% but leave-one-family-out 7.62 -> 7.76% and
+    Blackwell dense FP8 10.2 -> 10.9%, so it is not used either."""
     if PEAK_CLASS.get(setup.precision) != "fp4":
         return 1.0
     fp4, _ = fraction(hw.accelerator_id, "gemm_compute", "fp4")
