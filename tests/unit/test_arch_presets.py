@@ -95,6 +95,26 @@ def test_gpt_oss_120b_counts_match_model_card() -> None:
     assert arch.weight_format == "mxfp4" and arch.weight_format_scope == "experts"
 
 
+def test_gpt_oss_20b_counts_match_model_card() -> None:
+    """OpenAI gpt-oss model card (arXiv:2508.10925) Table 1: 20.91B total, 3.61B active (the
+    unembedding counted, the embedding lookup not), 24 layers half of them sliding-window."""
+    arch = preset_arch("gpt-oss-20b")
+    c = param_counts(arch)
+    assert near(c.total, "20.91")
+    assert near(c.active - c.embedding, "3.61")
+    assert arch.sliding_window_layers == arch.layers // 2 == 12
+
+
+def test_kimi_k2_counts_near_the_report() -> None:
+    """Kimi K2 (arXiv:2507.20534): 1.04T total and 32.6B activated parameters, printed rounded; the
+    config's fields (DeepSeek-V3's architecture with 384 experts and 64 MLA heads) count 1.026T."""
+    arch = preset_arch("kimi-k2")
+    c = param_counts(arch)
+    assert abs(c.total / 1.04e12 - 1) < 0.015
+    assert abs(c.active / 32.6e9 - 1) < 0.01
+    assert arch.is_mla and arch.moe_experts == 384 and arch.mtp_layers == 0
+
+
 def test_nemotron4_embedding_and_non_embedding_split() -> None:
     """Nemotron-4 15B (arXiv:2402.16819 Sec 2): 3.2B embedding + 12.5B non-embedding;
     Nemotron-4 340B (arXiv:2406.11704 Sec 2.1): 9.4B embedding + 331.6B non-embedding."""

@@ -16,10 +16,11 @@ from typing import Any
 
 import yaml
 
-from ..arch.presets import preset_arch
+from ..arch.presets import list_presets, preset_arch
 from ..catalog.loader import Catalog
+from ..errors import InputError
 from ..inference.model import served_model
-from .training_intake import NotCompiled
+from .record_model import NotCompiled, name_key
 from .trtllm_bench import trtllm_bench_caps
 
 DATA = Path(__file__).parent / "data" / "inference_sources.yaml"
@@ -64,6 +65,34 @@ def _lookup(table: str, key: Any, what: str) -> Any:
     return value
 
 
+def _model_preset(name: Any) -> str:
+    """The preset of a record's model: the table's name, else the same name in other spellings
+    ("Llama-3.3-70B", "meta-llama/Llama-3.3-70B": letters and digits alone, the repository's
+    organisation dropped), else a preset id of that spelling ("Kimi-K2" -> kimi-k2)."""
+    table: dict[str, str] = sources()["models"]
+    if name in table:
+        return table[name]
+    key = name_key(str(name).rsplit("/", 1)[-1])
+    for candidates in ({name_key(str(k).rsplit("/", 1)[-1]): v for k, v in table.items()},
+                       {name_key(p): p for p in list_presets()}):
+        if key in candidates:
+            return str(candidates[key])
+    raise NotCompiled(f"model {name!r} is not mapped in validation/data/inference_sources.yaml (models) "
+                      "and is no preset's name")
+
+
+def _accelerator(name: Any, catalog: Catalog) -> dict[str, Any]:
+    """The table's entry for the record's GPU, else the catalog's accelerator of that name or alias."""
+    entry = sources()["accelerators"].get(name)
+    if entry is not None:
+        return dict(entry)
+    try:
+        return {"id": catalog.accelerator(str(name)).id}
+    except InputError:
+        raise NotCompiled(f"hardware {name!r} is not mapped in validation/data/inference_sources.yaml "
+                          "(accelerators) and is no catalog accelerator") from None
+
+
 def _tool(framework: str) -> dict[str, Any]:
     tools = sources()["tools"]
     for prefix in sorted(tools, key=len, reverse=True):
@@ -94,8 +123,8 @@ def _settings(entries: dict[str, Any], record: dict[str, Any], notes: list[str])
 
 def _base(record: dict[str, Any], catalog: Catalog, notes: list[str]) -> tuple[dict[str, Any], str, str]:
     """model, accelerator and checkpoint formats: the intake's model/compute/serving core."""
-    preset = _lookup("models", record.get("model"), "model")
-    acc = _lookup("accelerators", record.get("hardware"), "hardware")
+    preset = _model_preset(record.get("model"))
+    acc = _accelerator(record.get("hardware"), catalog)
     if acc.get("why"):
         notes.append(f"compute.accelerator = {acc['id']}: {acc['why']}")
     ckpt = _lookup("checkpoints", record.get("precision"), "precision")

@@ -24,14 +24,12 @@ from ..arch.resolve import resolve_model
 from ..intake.common import ModelIntake
 from ..provenance import Trace
 from .flops_definitions import DEFINITIONS
+from .record_model import NotCompiled as NotCompiled
+from .record_model import record_model
 
 DATA = Path(__file__).parent / "data" / "training_sources.yaml"
 FILES = ("training_public.yaml", "training_added.yaml")
 P = "compute.parallelism."
-
-
-class NotCompiled(Exception):
-    """A record that is not compiled; the message says why (not a run, or the missing feature)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,43 +73,6 @@ def group_of(record_id: str) -> str:
     if record_id.startswith("ibm_"):
         return "ibm_fsdp"
     return record_id.split("_")[0]
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[^a-z0-9.]+", " ", name.lower()).strip()
-
-
-def _model(rec: dict[str, Any], notes: list[str]) -> dict[str, Any]:
-    m = rec["model"]
-    name = str(m.get("name") or "")
-    data = sources()
-    if name in data["variants"]:
-        return dict(data["variants"][name]["model"])
-    for preset, names in data["models"].items():
-        if _norm(name) in {_norm(n) for n in names}:
-            return {"preset": preset}
-    if not m.get("layers") or not m.get("hidden") or not m.get("heads"):
-        raise NotCompiled("architecture (layers/hidden/heads) not stated by the source")
-    fam = data["families"].get(str(m.get("family") or "").lower(), {})
-    out: dict[str, Any] = {"name": name, "layers": int(m["layers"]), "hidden_size": int(m["hidden"]),
-                           "attention_heads": int(m["heads"])}
-    if m.get("kv_heads"):
-        out["kv_heads"] = int(m["kv_heads"])
-    out["ffn_hidden_size"] = int(m["ffn"]) if m.get("ffn") else 4 * int(m["hidden"])
-    if not m.get("ffn"):
-        notes.append("ffn = 4h (GPT convention; not stated)")
-    vocab = m.get("vocab") or fam.get("vocab_size")
-    if vocab is None:
-        raise NotCompiled("vocabulary size not stated and no family default")
-    if not m.get("vocab"):
-        notes.append(f"vocab {vocab} ({fam.get('why')})")
-    out["vocab_size"] = int(vocab)
-    for key in ("mlp", "tied_embeddings"):
-        if key in fam:
-            out[key] = fam[key]
-    if m.get("arch") == "moe":
-        raise NotCompiled("MoE architecture without a catalog preset (expert sizes not stated)")
-    return out
 
 
 def _precision(text: str | None, notes: list[str]) -> str:
@@ -206,7 +167,9 @@ def record_intake(rec: dict[str, Any]) -> RecordIntake:
     if not dp or tp * pp * cp * dp != gpus:
         raise NotCompiled(f"layout tp x pp x cp x dp does not match the {gpus} GPUs (or dp not given)")
     precision = _precision(rec.get("precision"), notes)
-    intake: dict[str, Any] = {"kind": "training", "name": rid, "model": _model(rec, notes),
+    rm = record_model(rec, data)
+    notes += rm.notes
+    intake: dict[str, Any] = {"kind": "training", "name": rid, "model": rm.model,
                               "training": {"seq_len": int(rec["model"]["seq_len"]), "precision": precision,
                                            "framework": source.get("framework", "generic")},
                               "compute": {"accelerator": str(rec["hardware"].get("accelerator") or ""),
@@ -231,8 +194,7 @@ def record_intake(rec: dict[str, Any]) -> RecordIntake:
     intake["training"]["global_batch_size"] = int(gbs)
     tokens = m.get("train_tokens")
     intake["training"]["tokens"] = float(tokens) if tokens else 1e12
-    variant = data["variants"].get(str(rec["model"].get("name") or ""), {})
-    for key, value in {**(variant.get("intake") or {}), **(quirk.get("intake") or {})}.items():
+    for key, value in {**rm.intake, **(quirk.get("intake") or {})}.items():
         _set(intake, key, value)
     if quirk.get("why"):
         notes.append(str(quirk["why"]))
