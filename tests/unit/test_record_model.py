@@ -131,3 +131,17 @@ def test_inference_records_take_other_spellings_and_catalog_gpus() -> None:
         throughput_intake(dict(base, hardware="TPU v5p"), catalog)
     with pytest.raises(NotCompiled, match="no preset's name"):
         throughput_intake(dict(base, model="Qwen3-Next-80B-A3B"), catalog)
+
+
+@pytest.mark.parametrize(("printed", "precision"), [("NVFP4", "nvfp4"), ("FP4", "nvfp4"), ("FP8-SC", "fp8_blockwise"),
+                                                    ("FP8-MX", "mxfp8"), ("FP8-CS", "fp8"), ("BF16", "bf16")])
+def test_precision_columns_as_the_tables_print_them(records: dict[str, dict[str, Any]], printed: str,
+                                                    precision: str) -> None:
+    """Megatron-Bridge's precision column (FP8-CS current scaling, FP8-MX MXFP8, FP8-SC sub-channel
+    blocks, NVFP4); a precision the step model has no GEMMs for is not compiled, never read as BF16."""
+    rec = copy.deepcopy(records[LLAMA])
+    rec["precision"] = printed
+    assert record_intake(rec).intake["training"]["precision"] == precision
+    rec["precision"] = "MXFP4"
+    with pytest.raises(NotCompiled, match="MXFP4"):
+        record_intake(rec)

@@ -82,11 +82,18 @@ def _precision(text: str | None, notes: list[str]) -> str:
         return "bf16"
     if "fp8-mx" in t or "mxfp8" in t:
         return "mxfp8"
-    if "nvfp4" in t:
+    if "mxfp4" in t:
+        raise NotCompiled("missing feature: MXFP4 training GEMMs (NVFP4 and MXFP8 are modelled)")
+    if "fp4" in t:             # NVFP4, "FP4" in a table's precision column
         return "nvfp4"
-    if "blockwise" in t:
+    # 128x128 / 1x128 block scales: "blockwise", Megatron-Bridge's FP8-SC (sub-channel)
+    if "blockwise" in t or "fp8-sc" in t or "sub-channel" in t or "subchannel" in t:
         return "fp8_blockwise"
-    return "fp8" if ("fp8" in t or "float8" in t) else "bf16"
+    if "fp8" in t or "float8" in t:
+        return "fp8"
+    if not re.search(r"\b(bf16|bfloat16|fp16|float16|mixed)\b", t):
+        notes.append(f"precision {text!r} read as bf16")
+    return "bf16"
 
 
 def _recompute(text: str | None) -> str | None:
