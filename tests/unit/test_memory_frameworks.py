@@ -121,6 +121,26 @@ def test_dropout_masks_and_unfused_attention_follow_the_setup() -> None:
                                                            - 4 * LLAMA8.attention_heads))
 
 
+def test_transformer_engine_keeps_fp8_gemm_inputs_at_one_byte() -> None:
+    """Transformer Engine's Linear / LayerNormLinear / LayerNormMLP save the quantized input of an
+    FP8 GEMM for its weight gradient: per layer and token the QKV and fc1 inputs (h each) and the
+    fc2 input (ffn) drop from 2 B to 1 B, and the out-projection keeps a 1 B copy of the attention
+    output (q_dim) beside the 2 B one the attention backward reads. torchao (torchtitan) saves the
+    16-bit inputs: FP8 changes nothing there. MXFP8 adds one 1-byte scale per 32 elements."""
+    h, f, q = LLAMA8.hidden_size, LLAMA8.ffn_hidden_size, LLAMA8.attention_heads * LLAMA8.head_dim
+    per_token = (2 * h + f) * (2.0 - 1.0) - q * 1.0
+    tokens = 4096
+    for fw in ("megatron", "nemo", "deepspeed"):
+        bf16 = run(LLAMA8, setup(fw, "bf16"))["activations_stored_first"]
+        fp8 = run(LLAMA8, setup(fw, "fp8"))["activations_stored_first"]
+        assert bf16 - fp8 == pytest.approx(LLAMA8.layers * tokens * per_token), fw
+    mx = run(LLAMA8, setup("megatron", "mxfp8"))["activations_stored_first"]
+    fp8 = run(LLAMA8, setup("megatron", "fp8"))["activations_stored_first"]
+    assert mx - fp8 == pytest.approx(LLAMA8.layers * tokens * (2 * h + f + q) / 32)
+    tt = [run(LLAMA8, setup("torchtitan", p))["activations_stored_first"] for p in ("bf16", "fp8")]
+    assert tt[0] == tt[1]
+
+
 # ---------------------------------------------------------------- MoE activations by term
 
 def test_moe_dispatch_buffers_join_the_working_set() -> None:

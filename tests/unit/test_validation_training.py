@@ -27,7 +27,7 @@ from workload_compiler.validation.training_intake import NotCompiled, RecordInta
 from workload_compiler.validation.training_suite import TrainingCase, step_row, training_cases
 
 # The budget perf/fitted.py records (tools/fit_training.py); a regression past it (+ a margin) fails.
-OVERALL_MAPE_LIMIT_PCT = 7.58 + 0.5
+OVERALL_MAPE_LIMIT_PCT = 7.13 + 0.5
 GROUP_MAPE_LIMIT_PCT = 16.0 + 1.0
 
 
@@ -139,6 +139,18 @@ def test_calibration_error_stays_within_the_fitted_budget(compiled) -> None:  # 
     for g in {r.group for r in rows}:
         assert mape([r for r in rows if r.group == g]) < GROUP_MAPE_LIMIT_PCT, g
     assert all(np.isfinite(r.predicted) and 0 < (r.mfu or 0) < 1 for r in rows)
+
+
+def test_h100_llama3_70b_fp8_runs_as_its_config_without_recompute(compiled) -> None:  # type: ignore[no-untyped-def]
+    """NVIDIA-NeMo/Megatron-Bridge scripts/performance/configs/llama/llama3_workload_base_configs.py
+    LLAMA3_70B_PRETRAIN_CONFIG_H100_FP8_CS_V1 (tp 4, pp 8, vp 5, the layout of these rows) sets no
+    recompute. With Transformer Engine's FP8 inputs at 1 byte the memory model fits it without,
+    and the planner, free to choose, runs it so (before: module recompute, 8-11% slow)."""
+    cases, _ = compiled
+    ids = [i for i in cases if i.startswith("mbridge_") and "_h100_llama3_70b_fp8" in i and "sft" not in i]
+    assert len(ids) == 6
+    for i in ids:
+        assert int(np.asarray(cases[i].layout.recompute)) == 0, i
 
 
 def test_every_run_that_states_its_layout_and_micro_batch_fits(calibration: Path, compiled) -> None:  # type: ignore[no-untyped-def]

@@ -24,6 +24,12 @@ softmax is never stored: the kernel saves its output and the fp32 log-sum-exp (4
 per token) and recomputes the scores in backward, so the 5as term does not exist. Megatron-Core
 and torchtitan always use it; it is the default here.
 
+Under FP8/MXFP8/NVFP4 training with Transformer Engine (the framework profile's
+`lowp_saved_gemm_inputs`), each GEMM keeps its input for the weight gradient in the low-precision
+format it fed the forward GEMM (1 B per element for FP8; `gemm_input_bytes`): the linear inputs
+after the norms, the out-projection's input (a copy beside the 16-bit attention output the kernel's
+backward reads), the fc2 inputs; torchao's Float8Linear (torchtitan) keeps them in 16 bit.
+
 A tensor's `sharding` says what divides it: "replicated" (t only with sequence parallelism),
 "tp" (always t), "score" (bytes per token per attended key, / t), "expert_in" and
 "expert_hidden" (per routed pair; see `ActivationCoefficients`).
@@ -59,14 +65,23 @@ LAYOUT_POLICIES: dict[int, Policy] = {0: "none", 1: "attention_core", 2: "full",
 # are dropped after forward and recomputed from the tensors kept; the dispatched expert inputs stay.
 MODULE_RECOMPUTED = ("attn_linear_in", "mlp_linear_in", "q_up_in", "kv_up_in")
 
-# bf16 activations, FP8 runs included. Transformer Engine saves the quantized input of each FP8
-# GEMM for its weight gradient (1 B per element, not 2); charging that (2026-12-02, not landed)
-# lets the planner choose lighter recompute on Megatron FP8 runs, and the step-time model is then
-# ~25% fast on DeepSeek-V3 on B200 (pp 16) where full recompute matched: in-sample 7.08 -> 7.13%,
-# leave-one-family-out 7.62 -> 7.83% after a refit. The saving waits for that step-time gap.
-ACT_BYTES = 2.0
+ACT_BYTES = 2.0          # 16-bit activations; the GEMM inputs of FP8/FP4 runs: gemm_input_bytes
 MASK_BYTES = 1.0         # dropout masks are uint8 (Korthikanti §4.1)
 STAT_BYTES = 4.0         # fp32 softmax statistics and router logits
+
+
+def gemm_input_bytes(precision: str, quantized_inputs: bool) -> float:
+    """Bytes per element of the inputs a GEMM keeps for its weight-gradient GEMM: the 16-bit
+    activation, or under FP8/MXFP8/NVFP4 training with `quantized_inputs` (the framework profile's
+    `lowp_saved_gemm_inputs`: Transformer Engine's Linear, LayerNormLinear, LayerNormMLP and
+    GroupedLinear save the quantized input they fed the forward GEMM) its low-precision copy,
+    scales included (perf/model_states.py LOWP_COPY_BYTES). The norm inputs, the attention core's
+    q, k, v and output, the MLP's fc1 output (the activation function's input) and the MoE
+    combine's expert outputs stay 16-bit; the out-projection then keeps a quantized copy of the
+    attention output beside the 16-bit one the attention kernel's backward reads."""
+    from .model_states import LOWP_COPY_BYTES
+    low = LOWP_COPY_BYTES.get(precision, 0.0)
+    return low if quantized_inputs and low > 0 else ACT_BYTES
 
 
 @dataclass(frozen=True)
@@ -105,12 +120,13 @@ class ActivationCoefficients:
             expert_in=self.expert_in + o.expert_in, expert_hidden=self.expert_hidden + o.expert_hidden)
 
 
-def _attention(a: ModelArch, flash: bool, dropout: bool) -> tuple[list[SavedTensor], list[SavedTensor]]:
+def _attention(a: ModelArch, flash: bool, dropout: bool, gemm_in: float,
+               ) -> tuple[list[SavedTensor], list[SavedTensor]]:
     """Saved tensors of the attention block, and its matmul outputs in forward order."""
     h, heads = a.hidden_size, a.attention_heads
     t: list[SavedTensor] = [
         SavedTensor("norm1_in", ACT_BYTES * h, "replicated", "layer_in"),
-        SavedTensor("attn_linear_in", ACT_BYTES * h, "replicated", "linear_in"),
+        SavedTensor("attn_linear_in", gemm_in * h, "replicated", "linear_in"),
     ]
     if a.is_mla:
         qk = a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim
@@ -119,11 +135,11 @@ def _attention(a: ModelArch, flash: bool, dropout: bool) -> tuple[list[SavedTens
         if a.mla_q_lora_rank:
             r = a.mla_q_lora_rank
             t += [SavedTensor("q_norm_in", ACT_BYTES * r, "replicated", "norm"),
-                  SavedTensor("q_up_in", ACT_BYTES * r, "replicated", "linear_in")]
+                  SavedTensor("q_up_in", gemm_in * r, "replicated", "linear_in")]
             mm.append(SavedTensor("q_down", ACT_BYTES * r, "replicated", "mm_out"))
         r = a.mla_kv_lora_rank
         t += [SavedTensor("kv_norm_in", ACT_BYTES * r, "replicated", "norm"),
-              SavedTensor("kv_up_in", ACT_BYTES * r, "replicated", "linear_in")]
+              SavedTensor("kv_up_in", gemm_in * r, "replicated", "linear_in")]
         mm += [SavedTensor("q_up", ACT_BYTES * q_dim, "tp", "mm_out"),
                SavedTensor("kv_down", ACT_BYTES * (r + a.mla_qk_rope_head_dim), "replicated", "mm_out"),
                SavedTensor("kv_up", ACT_BYTES * heads * (a.mla_qk_nope_head_dim + a.mla_v_head_dim),
@@ -146,18 +162,21 @@ def _attention(a: ModelArch, flash: bool, dropout: bool) -> tuple[list[SavedTens
             t += [SavedTensor("attn_dropout_mask", MASK_BYTES * heads, "score", "attn_core"),
                   SavedTensor("attn_dropout_out", ACT_BYTES * heads, "score", "attn_core")]
     t.append(SavedTensor("attn_out", ACT_BYTES * v_dim, "tp", "attn_out"))
+    if gemm_in != ACT_BYTES:     # the out-projection keeps its own low-precision copy of it
+        t.append(SavedTensor("attn_proj_in", gemm_in * v_dim, "tp", "attn_out"))
     if dropout:
         t.append(SavedTensor("attn_resid_dropout_mask", MASK_BYTES * h, "replicated", "mask"))
     mm.append(SavedTensor("wo", ACT_BYTES * h, "replicated", "mm_out"))
     return t, mm
 
 
-def _mlp(a: ModelArch, ffn: float, sharding: Sharding, in_sharding: Sharding, prefix: str,
+def _mlp(a: ModelArch, ffn: float, sharding: Sharding, in_sharding: Sharding, prefix: str, gemm_in: float,
          ) -> tuple[list[SavedTensor], list[SavedTensor]]:
-    """fc1 output (gate and up for gated MLPs) and activation output of one MLP of width ffn."""
+    """fc1 output (gate and up for gated MLPs) and activation output (fc2's input) of one MLP of
+    width ffn."""
     hidden = (2 if a.gated else 1) * ACT_BYTES * ffn
     t = [SavedTensor(f"{prefix}fc1_out", hidden, sharding, "mlp_hidden"),
-         SavedTensor(f"{prefix}act_out", ACT_BYTES * ffn, sharding, "act")]
+         SavedTensor(f"{prefix}act_out", gemm_in * ffn, sharding, "act")]
     names = ("w1", "w3") if a.gated else ("w1",)
     mm = [SavedTensor(f"{prefix}{n}", ACT_BYTES * ffn, sharding, "mm_out") for n in names]
     mm.append(SavedTensor(f"{prefix}w2", ACT_BYTES * a.hidden_size, in_sharding, "mm_out"))
@@ -165,12 +184,14 @@ def _mlp(a: ModelArch, ffn: float, sharding: Sharding, in_sharding: Sharding, pr
 
 
 def saved_tensors(a: ModelArch, *, moe_layer: bool, flash: bool = True, dropout: bool = False,
-                  ) -> tuple[list[SavedTensor], list[SavedTensor]]:
-    """(tensors stored without recompute, matmul outputs in forward order) of one layer."""
+                  gemm_in: float = ACT_BYTES) -> tuple[list[SavedTensor], list[SavedTensor]]:
+    """(tensors stored without recompute, matmul outputs in forward order) of one layer; `gemm_in`
+    is the bytes per element of the inputs the GEMMs keep for their weight gradient (see
+    `gemm_input_bytes`)."""
     h = a.hidden_size
-    t, mm = _attention(a, flash, dropout)
+    t, mm = _attention(a, flash, dropout, gemm_in)
     t += [SavedTensor("norm2_in", ACT_BYTES * h, "replicated", "norm"),
-          SavedTensor("mlp_linear_in", ACT_BYTES * h, "replicated", "linear_in")]
+          SavedTensor("mlp_linear_in", gemm_in * h, "replicated", "linear_in")]
     if moe_layer:
         # Router (Megatron-Core router.py, fp32 router): the softmax/sigmoid output over the E experts
         # is saved for its backward (4 B each), the bool routing map [tokens, E] is kept for the
@@ -180,19 +201,19 @@ def saved_tensors(a: ModelArch, *, moe_layer: bool, flash: bool = True, dropout:
         mm.append(SavedTensor("router", STAT_BYTES * a.moe_experts, "replicated", "mm_out"))
         if a.moe_shared_experts:
             f_sh = a.moe_shared_experts * (a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size)
-            st, smm = _mlp(a, f_sh, "tp", "replicated", "shared_")
+            st, smm = _mlp(a, f_sh, "tp", "replicated", "shared_", gemm_in)
             t += st
             mm += smm
         # Per routed (token, expert) pair: the permuted token as the grouped GEMM's fc1 input, and
         # the expert output the probability-weighted combine saves for the gradient of the probs
         # (moe_utils.unpermute: permuted_tokens * permuted_probs).
-        t += [SavedTensor("expert_in", ACT_BYTES * h, "expert_in", "linear_in"),
+        t += [SavedTensor("expert_in", gemm_in * h, "expert_in", "linear_in"),
               SavedTensor("expert_out", ACT_BYTES * h, "expert_in", "moe_misc")]
-        et, emm = _mlp(a, a.moe_ffn_hidden_size, "expert_hidden", "expert_in", "expert_")
+        et, emm = _mlp(a, a.moe_ffn_hidden_size, "expert_hidden", "expert_in", "expert_", gemm_in)
         t += et
         mm += emm
     else:
-        mt, mmm = _mlp(a, a.ffn_hidden_size, "tp", "replicated", "")
+        mt, mmm = _mlp(a, a.ffn_hidden_size, "tp", "replicated", "", gemm_in)
         t += mt
         mm += mmm
     if dropout:
@@ -201,9 +222,9 @@ def saved_tensors(a: ModelArch, *, moe_layer: bool, flash: bool = True, dropout:
 
 
 def policy_tensors(a: ModelArch, policy: Policy, *, moe_layer: bool, flash: bool = True,
-                   dropout: bool = False) -> list[SavedTensor]:
+                   dropout: bool = False, gemm_in: float = ACT_BYTES) -> list[SavedTensor]:
     """The tensors one layer keeps between its forward and backward under `policy`."""
-    stored, mm = saved_tensors(a, moe_layer=moe_layer, flash=flash, dropout=dropout)
+    stored, mm = saved_tensors(a, moe_layer=moe_layer, flash=flash, dropout=dropout, gemm_in=gemm_in)
     if policy == "none":
         return stored
     if policy == "attention_core":
@@ -250,12 +271,13 @@ class LayerActivations:
 
 @lru_cache(maxsize=128)       # ModelArch is frozen (hashable); compile calls this per layout
 def layer_activations(a: ModelArch, *, moe_layer: bool, flash: bool = True,
-                      dropout: bool = False) -> LayerActivations:
+                      dropout: bool = False, gemm_in: float = ACT_BYTES) -> LayerActivations:
     """Coefficients for every policy. In backward a recomputing layer materializes its whole
     no-recompute set again (an upper bound for op_sac, exact for full), and the gradients of the
     MLP hidden and activation outputs are live together (largest activation-gradient moment)."""
-    full_set = policy_tensors(a, "none", moe_layer=moe_layer, flash=flash, dropout=dropout)
-    stored = {p: coefficients(policy_tensors(a, p, moe_layer=moe_layer, flash=flash, dropout=dropout))
+    full_set = policy_tensors(a, "none", moe_layer=moe_layer, flash=flash, dropout=dropout, gemm_in=gemm_in)
+    stored = {p: coefficients(policy_tensors(a, p, moe_layer=moe_layer, flash=flash, dropout=dropout,
+                                             gemm_in=gemm_in))
               for p in POLICIES}
     everything = coefficients(full_set)
     core = coefficients([x for x in full_set if x.group == "attn_core"])

@@ -27,8 +27,8 @@ Fitted on 2026-12 (the calibration set of that date):
 - leave one torchtitan table out (the peaks are one source family, so its tables are held out in
   turn): held-out MAPE 4.28 %, max 9.19 % (the runs that ran bind the fit, not the held-out table).
 - leave one source family out (the runs that ran): every family's runs fit under a fit without
-  them except llm-foundry's ('mpt': 74 of 77, worst 101.2 % of HBM, with 8.75 GiB + 1.25 %, the
-  peaks-only fit).
+  them except llm-foundry's ('mpt': 75 of 77, worst 101.2 % of HBM, with 8.75 GiB + 1.25 %, the
+  peaks-only fit; 74 of 77 before FP8 GEMM inputs were kept at 1 byte, 2026-12-02).
 The peaks alone cannot separate a fixed part from a proportional one (all are 62-85 GiB on 96 GB
 parts; least squares gives about the same total); the runs that ran bound the total from above, so
 the fit sits at the largest reserve they allow, and the split stays weakly determined.

@@ -60,6 +60,10 @@ class FrameworkProfile:
     # Persistent low-precision copies of each GEMM weight under FP8/MXFP8/NVFP4 (Transformer Engine
     # caches the weight and its transpose across micro-batches: 2; torchao casts per use: 0).
     lowp_weight_copies: float = 2.0
+    # Under FP8/FP4 training the input each GEMM keeps for its weight gradient is the quantized copy
+    # (Transformer Engine modules), not the 16-bit activation (torchao Float8Linear keeps the
+    # high-precision input and casts again in backward): perf/activations.py gemm_input_bytes.
+    lowp_saved_gemm_inputs: bool = False
     # ---- the loss: peak bytes per logit of one micro-batch (logits = tokens x vocab / tp)
     loss_bytes_per_logit: float = 12.0
     loss_bytes_per_logit_tp: float = 16.0

@@ -40,7 +40,8 @@ import numpy as np
 from ..arch.model import ModelArch
 from ..errors import InputError
 from . import fitted_memory
-from .activations import LAYOUT_POLICIES, ActivationCoefficients, layer_activations, moe_dispatch_bytes_per_pair
+from .activations import (LAYOUT_POLICIES, ActivationCoefficients, gemm_input_bytes, layer_activations,
+                          moe_dispatch_bytes_per_pair)
 from .layout import FloatArray, IntArray, Layout, TrainingSetup
 from .model_states import STATE_BYTES, StateBytes, held_bytes_per_param, state_bytes, state_coefficients
 from .rank_params import rank_params
@@ -97,7 +98,8 @@ def _activation_tables(arch: ModelArch, setup: TrainingSetup, layout: Layout, in
     kinds: list[FloatArray] = []
     work: FloatArray = np.zeros(())
     for is_moe in ((False, True) if arch.is_moe else (False,)):   # layer kinds, not layouts
-        la = layer_activations(arch, moe_layer=is_moe, flash=setup.flash_attention, dropout=fw.dropout)
+        la = layer_activations(arch, moe_layer=is_moe, flash=setup.flash_attention, dropout=fw.dropout,
+                               gemm_in=gemm_input_bytes(setup.precision, fw.lowp_saved_gemm_inputs))
         store_tab = _code_table([la.stored[p] for p in _CODE_POLICIES], arch, seq)
         work_tab = _code_table([la.recomputed[p] + la.gradients for p in _CODE_POLICIES], arch, seq)
         e = etp_over_tp if is_moe else None
