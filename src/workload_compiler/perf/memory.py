@@ -40,8 +40,13 @@ import numpy as np
 from ..arch.model import ModelArch
 from ..errors import InputError
 from . import fitted_memory
-from .activations import (LAYOUT_POLICIES, ActivationCoefficients, gemm_input_bytes, layer_activations,
-                          moe_dispatch_bytes_per_pair)
+from .activations import (
+    LAYOUT_POLICIES,
+    ActivationCoefficients,
+    gemm_input_bytes,
+    layer_activations,
+    moe_dispatch_bytes_per_pair,
+)
 from .layout import FloatArray, IntArray, Layout, TrainingSetup
 from .model_states import STATE_BYTES, StateBytes, held_bytes_per_param, state_bytes, state_coefficients
 from .rank_params import rank_params
