@@ -127,6 +127,10 @@ def test_inference_records_take_other_spellings_and_catalog_gpus() -> None:
         rec = dict(base, model=model, hardware=hardware)
         ri = throughput_intake(rec, catalog)
         assert ri.intake["model"] == {"preset": preset} and ri.intake["compute"]["accelerator"] == acc
+    for printed in ("FP4", "NVFP4", "nvfp4"):     # the NVFP4 checkpoints as other tables print them
+        assert throughput_intake(dict(base, precision=printed), catalog).intake["serving"]["weights"] == "nvfp4"
+    with pytest.raises(NotCompiled, match="precision 'MXFP6' is not mapped"):
+        throughput_intake(dict(base, precision="MXFP6"), catalog)
     with pytest.raises(NotCompiled, match="no catalog accelerator"):
         throughput_intake(dict(base, hardware="TPU v5p"), catalog)
     with pytest.raises(NotCompiled, match="no preset's name"):

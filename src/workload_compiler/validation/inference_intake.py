@@ -81,6 +81,18 @@ def _model_preset(name: Any) -> str:
                       "and is no preset's name")
 
 
+def _checkpoint(precision: Any) -> dict[str, Any]:
+    """The table's checkpoint formats for the record's precision, its case ignored ("FP4", "NVFP4")."""
+    table: dict[str, Any] = sources()["checkpoints"]
+    entry = table.get(precision)
+    if entry is None:
+        entry = {str(k).lower(): v for k, v in table.items()}.get(str(precision).strip().lower())
+    if entry is None:
+        raise NotCompiled(f"precision {precision!r} is not mapped in validation/data/inference_sources.yaml "
+                          "(checkpoints)")
+    return dict(entry)
+
+
 def _accelerator(name: Any, catalog: Catalog) -> dict[str, Any]:
     """The table's entry for the record's GPU, else the catalog's accelerator of that name or alias."""
     entry = sources()["accelerators"].get(name)
@@ -127,7 +139,7 @@ def _base(record: dict[str, Any], catalog: Catalog, notes: list[str]) -> tuple[d
     acc = _accelerator(record.get("hardware"), catalog)
     if acc.get("why"):
         notes.append(f"compute.accelerator = {acc['id']}: {acc['why']}")
-    ckpt = _lookup("checkpoints", record.get("precision"), "precision")
+    ckpt = _checkpoint(record.get("precision"))
     if ckpt.get("why"):
         notes.append(ckpt["why"])
     catalog.accelerator(acc["id"])   # a catalog gap is an InputError here, not a KeyError later
