@@ -115,5 +115,5 @@ def test_records_that_cannot_be_expressed_say_why() -> None:
     ("Megatron-Bridge / NeMo 25.11", "nemo"), ("Megatron-Core r0.8.0", "megatron"),
     ("PyTorch FSDP (fms-fsdp), nightlies post-2.2", "fsdp"), ("Meta internal (4D parallelism)", "generic")])
 def test_record_framework_text_selects_a_profile(text: str, pid: str) -> None:
-    from workload_compiler.validation.record_layout import framework_of_text
+    from workload_compiler.validation.training_intake import framework_of_text
     assert framework_of_text(text).id == pid

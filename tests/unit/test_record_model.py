@@ -149,3 +149,15 @@ def test_precision_columns_as_the_tables_print_them(records: dict[str, dict[str,
     rec["precision"] = "MXFP4"
     with pytest.raises(NotCompiled, match="MXFP4"):
         record_intake(rec)
+
+
+def test_a_source_not_yet_in_the_data_takes_the_framework_its_record_names(records: dict[str, dict[str, Any]]) -> None:
+    """A newer table under an id prefix training_sources.yaml has no entry for: the record's own
+    framework text ('Megatron-Bridge / NeMo 25.11' -> the nemo profile), noted; no source default."""
+    rec = copy.deepcopy(records[LLAMA])
+    rec["id"] = "megatronbridge2612_pretraining_h100_llama3_70b_fp8cs_64gpu"
+    ri = record_intake(rec)
+    assert ri.intake["training"]["framework"] == "nemo"
+    assert any("framework text" in n for n in ri.notes)
+    rec["framework"] = "torchtitan (FSDP2 + TP)"
+    assert record_intake(rec).intake["training"]["framework"] == "torchtitan"

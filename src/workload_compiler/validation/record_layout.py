@@ -3,8 +3,8 @@
 For the invariant that a run that ran is judged to fit (tests/unit/test_memory_fit_records.py).
 Each record becomes the intake a user would write (validation/training_intake.py `record_intake`:
 the model preset, the run, every parallel degree the record states, its source's defaults), plus
-`training.framework` from the record's own `framework` text (FRAMEWORK_KEYWORDS) where the intake
-does not name one; the intake is resolved by the spine's `resolve_training`, the same function
+`training.framework` from the record's own `framework` text (training_intake.py
+FRAMEWORK_KEYWORDS) where the intake does not name one; the intake is resolved by the spine's `resolve_training`, the same function
 compile and plan call, so the ModelArch, TrainingSetup (with the framework profile) and Hardware
 (whose `hbm_bytes` is the memory the GPU exposes to a process) are the product's own. The layout
 is the intake's parallelism: what it leaves open takes the framework's default (ZeRO stage,
@@ -28,7 +28,6 @@ import numpy as np
 from ..arch.counts import param_counts
 from ..arch.model import ModelArch
 from ..arch.resolve import resolve_model
-from ..catalog.frameworks import framework_profile
 from ..catalog.loader import load_catalog
 from ..errors import InputError
 from ..intake.load import parse_workload
@@ -39,7 +38,7 @@ from ..perf.memory import training_memory_bytes
 from ..provenance import Trace
 from ..spine.training import resolve_training
 from ..spine.training_defaults import resolve_run
-from .training_intake import NotCompiled, load_records, record_intake
+from .training_intake import NotCompiled, framework_of_text, load_records, record_intake
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,23 +56,6 @@ class MemoryCase:
 
 class NotExpressible(Exception):
     """The record lacks what the memory check needs (the reason is the message)."""
-
-
-# A record's free-text `framework` -> a profile id: the first keyword found, in this order (the
-# ZeRO engine before the model code: "Megatron-LM + DeepSpeed ZeRO-3" runs DeepSpeed's ZeRO).
-FRAMEWORK_KEYWORDS: tuple[tuple[str, str], ...] = (
-    ("composer", "llm-foundry"), ("llm-foundry", "llm-foundry"), ("torchtitan", "torchtitan"),
-    ("deepspeed", "deepspeed"), ("maxtext", "maxtext"), ("nemo", "nemo"), ("megatron-bridge", "nemo"),
-    ("megatron", "megatron"), ("fsdp", "fsdp"))
-
-
-def framework_of_text(text: str | None) -> FrameworkProfile:
-    """The profile a record's framework text names; the generic profile when none matches."""
-    t = (text or "").lower()
-    for keyword, pid in FRAMEWORK_KEYWORDS:
-        if keyword in t:
-            return framework_profile(pid)
-    return framework_profile("generic")
 
 
 def states_layout_and_micro_batch(rec: dict[str, Any]) -> bool:

@@ -21,7 +21,9 @@ from typing import Any
 import yaml
 
 from ..arch.resolve import resolve_model
+from ..catalog.frameworks import framework_profile
 from ..intake.common import ModelIntake
+from ..perf.framework import FrameworkProfile
 from ..provenance import Trace
 from .flops_definitions import DEFINITIONS
 from .record_model import NotCompiled as NotCompiled
@@ -73,6 +75,34 @@ def group_of(record_id: str) -> str:
     if record_id.startswith("ibm_"):
         return "ibm_fsdp"
     return record_id.split("_")[0]
+
+
+# A record's free-text `framework` -> a profile id: the first keyword found, in this order (the
+# ZeRO engine before the model code: "Megatron-LM + DeepSpeed ZeRO-3" runs DeepSpeed's ZeRO).
+FRAMEWORK_KEYWORDS: tuple[tuple[str, str], ...] = (
+    ("composer", "llm-foundry"), ("llm-foundry", "llm-foundry"), ("torchtitan", "torchtitan"),
+    ("deepspeed", "deepspeed"), ("maxtext", "maxtext"), ("nemo", "nemo"), ("megatron-bridge", "nemo"),
+    ("megatron", "megatron"), ("fsdp", "fsdp"))
+
+
+def framework_of_text(text: str | None) -> FrameworkProfile:
+    """The profile a record's framework text names; the generic profile when none matches."""
+    t = (text or "").lower()
+    for keyword, pid in FRAMEWORK_KEYWORDS:
+        if keyword in t:
+            return framework_profile(pid)
+    return framework_profile("generic")
+
+
+def _framework(source: dict[str, Any], rec: dict[str, Any], notes: list[str]) -> str:
+    """The source family's framework, else the one the record's own `framework` text names (a
+    source this file does not know yet: a newer table, another framework)."""
+    if "framework" in source:
+        return str(source["framework"])
+    fw = framework_of_text(rec.get("framework")).id
+    notes.append(f"training.framework {fw} (from the record's framework text {rec.get('framework')!r}; "
+                 "its source family has no entry in training_sources.yaml)")
+    return fw
 
 
 def _precision(text: str | None, notes: list[str]) -> str:
@@ -178,7 +208,7 @@ def record_intake(rec: dict[str, Any]) -> RecordIntake:
     notes += rm.notes
     intake: dict[str, Any] = {"kind": "training", "name": rid, "model": rm.model,
                               "training": {"seq_len": int(rec["model"]["seq_len"]), "precision": precision,
-                                           "framework": source.get("framework", "generic")},
+                                           "framework": _framework(source, rec, notes)},
                               "compute": {"accelerator": str(rec["hardware"].get("accelerator") or ""),
                                           "gpus": gpus, "parallelism": {"tp": tp, "pp": pp, "dp": dp, "cp": cp}}}
     par = intake["compute"]["parallelism"]
