@@ -3,16 +3,16 @@
 For the invariant that a run that ran is judged to fit (tests/unit/test_memory_fit_records.py).
 Each record becomes the intake a user would write (validation/training_intake.py `record_intake`:
 the model preset, the run, every parallel degree the record states, its source's defaults), plus
-`training.framework` from the record's own `framework` text (training_intake.py
-FRAMEWORK_KEYWORDS) where the intake does not name one; the intake is resolved by the spine's `resolve_training`, the same function
-compile and plan call, so the ModelArch, TrainingSetup (with the framework profile) and Hardware
-(whose `hbm_bytes` is the memory the GPU exposes to a process) are the product's own. The layout
-is the intake's parallelism: what it leaves open takes the framework's default (ZeRO stage,
-sequence parallelism with TP), and a recompute the *record* does not state is judged with every
-mode the framework offers (the planner's recompute axis), since a source default for it is a
-guess about the run. Pinned pipeline splits (first/last stage, layout strings) are not applied:
-the even split of perf/stages.py is charged. A model given by its fields ties its embeddings where
-the record's stated parameter count matches the tied model better.
+`training.framework` from the record's own `framework` text (training_intake.py FRAMEWORK_KEYWORDS)
+where the intake does not name one; the intake is resolved by the spine's `resolve_training`, the
+same function compile and plan call, so the ModelArch, TrainingSetup (with the framework profile)
+and Hardware (whose `hbm_bytes` is the memory the GPU exposes to a process) are the product's own.
+The layout is the intake's parallelism: what it leaves open takes the framework's default (ZeRO
+stage, sequence parallelism with TP), and a recompute the *record* does not state is judged with
+every mode the framework offers (the planner's recompute axis), since a source default for it is a
+guess about the run. Pinned pipeline splits (first/last stage, layout strings) are not applied: the
+even split of perf/stages.py is charged. A model given by its fields ties its embeddings where the
+record's stated parameter count matches the tied model better.
 """
 
 from __future__ import annotations
