@@ -55,6 +55,7 @@ from functools import lru_cache
 from typing import Literal
 
 from ..arch.model import ModelArch
+from .model_states import LOWP_COPY_BYTES
 
 Sharding = Literal["replicated", "tp", "score", "expert_in", "expert_hidden"]
 Policy = Literal["none", "attention_core", "op_sac", "full", "modules"]
@@ -79,7 +80,6 @@ def gemm_input_bytes(precision: str, quantized_inputs: bool) -> float:
     q, k, v and output, the MLP's fc1 output (the activation function's input) and the MoE
     combine's expert outputs stay 16-bit; the out-projection then keeps a quantized copy of the
     attention output beside the 16-bit one the attention kernel's backward reads."""
-    from .model_states import LOWP_COPY_BYTES
     low = LOWP_COPY_BYTES.get(precision, 0.0)
     return low if quantized_inputs and low > 0 else ACT_BYTES
 

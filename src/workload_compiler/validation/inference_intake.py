@@ -58,13 +58,6 @@ def load_inference(calibration_dir: Path) -> dict[str, Any]:
     return merged
 
 
-def _lookup(table: str, key: Any, what: str) -> Any:
-    value = sources()[table].get(key)
-    if value is None:
-        raise NotCompiled(f"{what} {key!r} is not mapped in validation/data/inference_sources.yaml ({table})")
-    return value
-
-
 def _model_preset(name: Any) -> str:
     """The preset of a record's model: the table's name, else the same name in other spellings
     ("Llama-3.3-70B", "meta-llama/Llama-3.3-70B": letters and digits alone, the repository's

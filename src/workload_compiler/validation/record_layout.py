@@ -2,9 +2,9 @@
 
 For the invariant that a run that ran is judged to fit (tests/unit/test_memory_fit_records.py).
 Each record becomes the intake a user would write (validation/training_intake.py `record_intake`:
-the model preset, the run, every parallel degree the record states, its source's defaults), plus
-`training.framework` from the record's own `framework` text (training_intake.py FRAMEWORK_KEYWORDS)
-where the intake does not name one; the intake is resolved by the spine's `resolve_training`, the
+the model preset, the run, every parallel degree the record states, its source's defaults and
+`training.framework`: the source's, else the one the record's `framework` text names); the intake
+is resolved by the spine's `resolve_training`, the
 same function compile and plan call, so the ModelArch, TrainingSetup (with the framework profile)
 and Hardware (whose `hbm_bytes` is the memory the GPU exposes to a process) are the product's own.
 The layout is the intake's parallelism: what it leaves open takes the framework's default (ZeRO
@@ -38,7 +38,7 @@ from ..perf.memory import training_memory_bytes
 from ..provenance import Trace
 from ..spine.training import resolve_training
 from ..spine.training_defaults import resolve_run
-from .training_intake import NotCompiled, framework_of_text, load_records, record_intake
+from .training_intake import NotCompiled, load_records, record_intake
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,10 +74,6 @@ def memory_case(rec: dict[str, Any]) -> MemoryCase:
         raise NotExpressible(str(exc)) from None
     intake = copy.deepcopy(ri.intake)
     notes = list(ri.notes)
-    training = intake.setdefault("training", {})
-    if "framework" not in training:
-        training["framework"] = framework_of_text(rec.get("framework")).id
-        notes.append(f"training.framework {training['framework']} (record: {rec.get('framework')!r})")
     w = parse_workload(intake)
     assert isinstance(w, TrainingWorkload)
     arch, setup, hbm, acc = _resolve(w, notes)

@@ -64,10 +64,11 @@ def record_model(rec: dict[str, Any], data: dict[str, Any]) -> RecordModel:
     base, qualifiers = _split(name)
     preset = _preset(base, data)
     if preset is None:
-        return RecordModel(model=_from_fields(m, data), notes=tuple(_field_notes(m, data)))
-    model: dict[str, Any] = {"preset": preset}
+        model, notes = _from_fields(m, data)
+        return RecordModel(model=model, notes=tuple(notes))
+    model = {"preset": preset}
     intake: dict[str, Any] = {}
-    notes: list[str] = []
+    notes = []
     known = {name_key(k): v for k, v in data["qualifiers"].items()}
     for q in qualifiers:
         rule = known.get(name_key(q))
@@ -86,12 +87,15 @@ def _family(m: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     return dict(fams.get(name_key(str(m.get("family") or "")), {}))
 
 
-def _from_fields(m: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+def _from_fields(m: dict[str, Any], data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The intake's model from the record's fields and its family's defaults, and what was filled in."""
     if not m.get("layers") or not m.get("hidden") or not m.get("heads"):
         raise NotCompiled("architecture (layers/hidden/heads) not stated by the source")
     fam = _family(m, data)
     out: dict[str, Any] = {"name": str(m.get("name") or ""), "layers": int(m["layers"]),
                            "hidden_size": int(m["hidden"]), "attention_heads": int(m["heads"])}
+    notes = [] if m.get("ffn") else ["ffn = 4h (GPT convention; not stated)"]
+    added: list[str] = []
     if m.get("kv_heads"):
         out["kv_heads"] = int(m["kv_heads"])
     out["ffn_hidden_size"] = int(m["ffn"]) if m.get("ffn") else 4 * int(m["hidden"])
@@ -99,9 +103,13 @@ def _from_fields(m: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     if vocab is None:
         raise NotCompiled("vocabulary size not stated and no family default")
     out["vocab_size"] = int(vocab)
+    if not m.get("vocab"):
+        added.append(f"vocab {vocab}")
     for key in ("mlp", "tied_embeddings", "head_dim"):
         if key in fam:
             out[key] = fam[key]
+    if "head_dim" in fam:
+        added.append(f"head_dim {fam['head_dim']}")
     if m.get("arch") == "moe":
         if not fam.get("moe_from_fields"):
             raise NotCompiled(f"missing feature: a catalog preset for {m.get('name')!r} (the record does not "
@@ -110,15 +118,7 @@ def _from_fields(m: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
             raise NotCompiled("MoE expert count, top-k or expert width not stated by the source")
         out["moe"] = {"experts": int(m["moe_experts"]), "top_k": int(m["moe_topk"]),
                       "expert_ffn_hidden_size": int(m["moe_ffn"])}
-    return out
-
-
-def _field_notes(m: dict[str, Any], data: dict[str, Any]) -> list[str]:
-    fam = _family(m, data)
-    notes = [] if m.get("ffn") else ["ffn = 4h (GPT convention; not stated)"]
-    added = [] if m.get("vocab") else [f"vocab {fam.get('vocab_size')}"]
-    added += [f"head_dim {fam['head_dim']}"] if "head_dim" in fam else []
-    added += ["every layer routed, no shared expert"] if m.get("arch") == "moe" else []
+        added.append("every layer routed, no shared expert")
     if added:
         notes.append(f"{', '.join(added)} ({fam.get('why')})")
-    return notes
+    return out, notes
