@@ -16,8 +16,9 @@ from workload_compiler.arch.model import ModelArch
 from workload_compiler.perf.layout import FloatArray, Hardware, Layout, TrainingSetup
 from workload_compiler.perf.step_time import StepResult
 
-ACT_BYTES_PER_TOKEN_PER_H = np.array([34.0, 18.0, 2.0, 12.0, 26.0])  # none, selective, full, op_selective, modules
-RECOMPUTE_EXTRA = np.array([0.0, 0.05, 1.0 / 3.0, 0.12, 0.02])   # extra compute per recompute mode
+# none, selective, full, op_selective, modules, mla_up_proj
+ACT_BYTES_PER_TOKEN_PER_H = np.array([34.0, 18.0, 2.0, 12.0, 26.0, 28.0])
+RECOMPUTE_EXTRA = np.array([0.0, 0.05, 1.0 / 3.0, 0.12, 0.02, 0.03])   # extra compute per recompute mode
 RUNTIME_BYTES = 2e9
 STANDIN_EFFICIENCY = 0.5
 

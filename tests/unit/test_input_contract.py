@@ -212,3 +212,21 @@ def test_expert_routing_keys_on_a_dense_model_are_refused_not_ignored(section: s
         compile_workload(intake)
     moe = {**intake, "model": {"preset": "mixtral-8x7b"}}
     assert compile_workload(moe).feasible is not None      # the same key on an MoE model is read
+
+
+def test_mla_up_proj_recompute_on_a_model_without_mla_is_refused() -> None:
+    """Megatron-Core's mla_up_proj recomputes multi-latent attention's up-projections: on Llama 3
+    70B (grouped-query attention) it would mean nothing, so the key is named; on DeepSeek-V3 it is
+    read, and the planner lists it as the layout's recompute."""
+    intake: dict[str, Any] = {"kind": "training", "model": {"preset": "llama3-70b"},
+                              "training": {"tokens": "1T", "seq_len": 8192},
+                              "compute": {"accelerator": "h100-sxm", "gpus": 512,
+                                          "parallelism": {"recompute": "mla_up_proj"}}}
+    with pytest.raises(InputError, match=r"compute\.parallelism\.recompute.*no MLA"):
+        compile_workload(intake)
+    ds = {"kind": "training", "model": {"preset": "deepseek-v3"},
+          "training": {"tokens": "1T", "seq_len": 4096, "global_batch_size": 2048, "precision": "fp8"},
+          "compute": {"accelerator": "b200", "gpus": 256,
+                      "parallelism": {"recompute": "mla_up_proj", "pp": 16, "ep": 8, "tp": 1}}}
+    spec = compile_workload(ds)
+    assert spec.feasible and spec.compute.parallelism.recompute == "mla_up_proj"

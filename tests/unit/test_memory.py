@@ -214,7 +214,7 @@ def test_bad_input_is_named() -> None:
     with pytest.raises(InputError, match=r"layout\.tp"):
         training_memory_bytes(LLAMA70, SETUP, lay(tp=[1, 0]))
     with pytest.raises(InputError, match=r"layout\.recompute"):
-        training_memory_bytes(LLAMA70, SETUP, lay(recompute=5))
+        training_memory_bytes(LLAMA70, SETUP, lay(recompute=6))
     with pytest.raises(InputError, match=r"layout\.zero"):
         training_memory_bytes(LLAMA70, SETUP, lay(zero=-1))
 

@@ -127,3 +127,20 @@ def test_policies_are_ordered(arch: ModelArch, moe_layer: bool) -> None:
         b = {p: layer_bytes(la.stored[p], tokens=4096, ctx=4096, tp=t, sp=sp, etp=1,
                             top_k=arch.moe_top_k) for p in POLICIES}
         assert b["none"] >= b["attention_core"] >= b["op_sac"] >= b["full"] > 0
+
+
+def test_mla_up_proj_drops_the_up_projection_outputs_only() -> None:
+    """Megatron-Core --recompute-modules mla_up_proj (multi_latent_attention.py recompute_up_proj):
+    Q (heads x (nope + rope)), K (the same) and V (heads x v) at 2 bytes leave the stored set and
+    come back in backward's working set; everything else stays. Without MLA it is `none`."""
+    m = MOE
+    a, qk, v = m.attention_heads, m.mla_qk_nope_head_dim + m.mla_qk_rope_head_dim, m.mla_v_head_dim
+    for moe_layer in (False, True):
+        la = layer_activations(m, moe_layer=moe_layer)
+        none, up = la.stored["none"], la.stored["mla_up_proj"]
+        assert none.tp - up.tp == 2 * a * qk * 2 + 2 * a * v
+        assert (none.replicated, none.expert_in, none.expert_hidden) == (up.replicated, up.expert_in, up.expert_hidden)
+        assert la.recomputed["mla_up_proj"].tp == 2 * a * qk * 2 + 2 * a * v
+    plain = layer_activations(LLAMA3_8B, moe_layer=False)
+    assert plain.stored["mla_up_proj"] == plain.stored["none"]
+    assert plain.recomputed["mla_up_proj"] == ActivationCoefficients()

@@ -87,7 +87,8 @@ def reference(a: ModelArch, s: TrainingSetup, hw: Hardware, gpus: int,
     etps = axis(pins.etp, [e for e in (1, 2, 4, 8) if e <= hw.scale_up_domain_gpus] if a.is_moe else [1])
     vps = axis(pins.vp, sorted({v for v in range(1, a.layers + 1) if a.layers % v == 0}
                                | set(range(1, min(a.layers, 8) + 1))))
-    recs = [RECOMPUTE_CODES[pins.recompute]] if pins.recompute else sorted(RECOMPUTE_CODES.values())
+    recs = [RECOMPUTE_CODES[pins.recompute]] if pins.recompute else [
+        c for c in sorted(RECOMPUTE_CODES.values()) if a.is_mla or c != RECOMPUTE_CODES["mla_up_proj"]]
     zeros = axis(pins.zero_stage, [0, 1, 2, 3])
     mbss = axis(pins.micro_batch_size, pow2)
     enumerated, feasible = 0, set[Key]()
@@ -177,6 +178,18 @@ def test_space_size_is_the_product_of_the_axes() -> None:
     assert len(space.rows) == 286 * 14 * 2
     assert list(space.mbs) == [1 << k for k in range(11)]   # 1 ... 1024 <= 1536
     assert space.size == 286 * 14 * 2 * 11 * 5 * 4   # rows x mbs x recompute modes x zero
+
+
+def test_mla_up_proj_recompute_is_searched_for_mla_models_only() -> None:
+    """Megatron-Core's mla_up_proj mode recomputes multi-latent attention's up-projections: a model
+    with MLA gets it as a sixth mode, one without would search `none` twice."""
+    setup = TrainingSetup(seq_len=2048, global_batch_size=256, precision="bf16")
+    plain = small_arch()
+    mla = plain.model_copy(update={"mla_q_lora_rank": 64, "mla_kv_lora_rank": 32, "mla_qk_nope_head_dim": 32,
+                                   "mla_qk_rope_head_dim": 16, "mla_v_head_dim": 32})
+    up = RECOMPUTE_CODES["mla_up_proj"]
+    assert up not in build_space(plain, setup, hardware(), 8).recompute
+    assert up in build_space(mla, setup, hardware(), 8).recompute
 
 
 def test_pins_fix_axes_and_a_pin_that_cannot_divide_is_infeasible() -> None:

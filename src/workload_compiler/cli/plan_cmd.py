@@ -40,7 +40,8 @@ from ..units import format_bytes_decimal, format_count, format_duration
 from .common import err, out, search_cache_off, user_errors
 
 PROGRESS_DELAY_S = 0.5   # show a bar only for searches that take longer than this
-_SHORT = {"none": "none", "selective": "sel", "full": "full", "op_selective": "op-sel", "modules": "mods"}
+_SHORT = {"none": "none", "selective": "sel", "full": "full", "op_selective": "op-sel", "modules": "mods",
+          "mla_up_proj": "mla-up"}
 
 
 class LazyProgress:

@@ -16,7 +16,7 @@ from ..units import Count
 from . import limits as L
 from .limits import limited, text
 
-RecomputeMode = Literal["none", "selective", "full", "op_selective", "modules"]
+RecomputeMode = Literal["none", "selective", "full", "op_selective", "modules", "mla_up_proj"]
 
 
 class Strict(BaseModel):

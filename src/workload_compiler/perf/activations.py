@@ -46,6 +46,12 @@ Recompute policies (what stays stored between forward and backward):
                     matmuls. This is `Layout.recompute == 3` ("op_selective"); with FlashAttention
                     `attention_core` (`recompute == 1`, "selective") keeps almost all of `none`.
     full            the layer input only (Korthikanti §4.2: 2sbh, / t with sequence parallel).
+    modules         Megatron-Core --recompute-modules layernorm moe_act (below).
+    mla_up_proj     Megatron-Core --recompute-modules mla_up_proj (multi_latent_attention.py
+                    `recompute_up_proj`): the q and kv up-projections' outputs (Q, K, V of the
+                    attention core) are dropped after forward and recomputed from the kept low-rank
+                    inputs; a model without MLA keeps everything (as `none`). DeepSeek-V3's
+                    Megatron-Bridge recipes on B200, GB200 and B300 run it (deepseek_workload_base_configs.py).
 """
 
 from __future__ import annotations
@@ -58,9 +64,10 @@ from ..arch.model import ModelArch
 from .model_states import LOWP_COPY_BYTES
 
 Sharding = Literal["replicated", "tp", "score", "expert_in", "expert_hidden"]
-Policy = Literal["none", "attention_core", "op_sac", "full", "modules"]
-POLICIES: tuple[Policy, ...] = ("none", "attention_core", "op_sac", "full", "modules")
-LAYOUT_POLICIES: dict[int, Policy] = {0: "none", 1: "attention_core", 2: "full", 3: "op_sac", 4: "modules"}
+Policy = Literal["none", "attention_core", "op_sac", "full", "modules", "mla_up_proj"]
+POLICIES: tuple[Policy, ...] = ("none", "attention_core", "op_sac", "full", "modules", "mla_up_proj")
+LAYOUT_POLICIES: dict[int, Policy] = {0: "none", 1: "attention_core", 2: "full", 3: "op_sac", 4: "modules",
+                                      5: "mla_up_proj"}
 # Megatron-Core --recompute-modules layernorm moe_act (transformer_config.py recompute_modules): the
 # norms' outputs (the inputs of the linear layers after them) and the activation functions' outputs
 # are dropped after forward and recomputed from the tensors kept; the dispatched expert inputs stay.
@@ -233,6 +240,8 @@ def policy_tensors(a: ModelArch, policy: Policy, *, moe_layer: bool, flash: bool
         return [x for x in stored if x.group == "layer_in"]
     if policy == "modules":
         return [x for x in stored if x.name not in MODULE_RECOMPUTED and x.group != "act"]
+    if policy == "mla_up_proj":
+        return [x for x in stored if not (a.is_mla and x.group == "attn_qkv")]
     if policy == "op_sac":
         # torchtitan's op policy: MUST_SAVE for mm (except every second one), the SDPA kernel
         # outputs (attention output + log-sum-exp); the checkpoint keeps its input.
@@ -282,9 +291,10 @@ def layer_activations(a: ModelArch, *, moe_layer: bool, flash: bool = True,
     everything = coefficients(full_set)
     core = coefficients([x for x in full_set if x.group == "attn_core"])
     modules = coefficients([x for x in full_set if x.name in MODULE_RECOMPUTED or x.group == "act"])
+    up_proj = coefficients([x for x in full_set if a.is_mla and x.group == "attn_qkv"])
     recomputed: dict[Policy, ActivationCoefficients] = {
         "none": ActivationCoefficients(), "attention_core": core,
-        "op_sac": everything, "full": everything, "modules": modules}
+        "op_sac": everything, "full": everything, "modules": modules, "mla_up_proj": up_proj}
     grads = coefficients([x for x in full_set if x.group in ("mlp_hidden", "act")])
     return LayerActivations(stored=stored, recomputed=recomputed, gradients=grads)
 

@@ -81,7 +81,7 @@ class FrameworkProfile:
     default_zero_stage: int = 1
     zero_stages: tuple[int, ...] = (0, 1, 2, 3)
     default_recompute: int = 0
-    recompute_modes: tuple[int, ...] = (0, 1, 2, 3, 4)
+    recompute_modes: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
     sequence_parallel: bool = True        # TP implies sequence parallelism
     source: str = "perf/framework.py defaults (the generic profile)"
     aliases: tuple[str, ...] = field(default_factory=tuple)

@@ -23,7 +23,8 @@ FloatArray = npt.NDArray[np.float64]
 # per-op selective checkpointing as torchtitan configures it (every second matmul recomputed).
 # modules = Megatron-Core's module-level selective recompute (--recompute-modules layernorm moe_act):
 # the norms' outputs and the activation functions' outputs are recomputed, no GEMM runs again.
-RECOMPUTE_CODES: dict[str, int] = {"none": 0, "selective": 1, "full": 2, "op_selective": 3, "modules": 4}
+RECOMPUTE_CODES: dict[str, int] = {"none": 0, "selective": 1, "full": 2, "op_selective": 3, "modules": 4,
+                                   "mla_up_proj": 5}
 RECOMPUTE_NAMES: dict[int, str] = {v: k for k, v in RECOMPUTE_CODES.items()}
 STAGE_FIELDS = ("first_layers", "mid_layers", "last_layers", "mid_mtp", "first_lead", "mid_lead", "last_lead")
 # Training precisions -> the tensor-core peak their GEMMs run at. fp8 is per-tensor scaling (delayed

@@ -60,7 +60,7 @@ def _validate(setup: TrainingSetup, layout: Layout) -> None:
         low = int(np.min(getattr(layout, name)))
         if low < 1:
             raise InputError(f"layout.{name}", low, "integers >= 1")
-    for name, top, allowed in (("recompute", 4, "0, 1, 2, 3 or 4"), ("zero", 3, "0, 1, 2 or 3")):
+    for name, top, allowed in (("recompute", 5, "0, 1, 2, 3, 4 or 5"), ("zero", 3, "0, 1, 2 or 3")):
         v = getattr(layout, name)
         low, high = int(np.min(v)), int(np.max(v))
         if low < 0 or high > top:
@@ -77,7 +77,7 @@ _CODE_POLICIES = tuple(LAYOUT_POLICIES[code] for code in sorted(LAYOUT_POLICIES)
 
 
 def _code_table(per_code: list[ActivationCoefficients], a: ModelArch, seq: int) -> Table:
-    """Per recompute code 0..3: (replicated, / tp, x etp / tp) bytes per token, with the scalar
+    """Per recompute code 0..5: (replicated, / tp, x etp / tp) bytes per token, with the scalar
     context length and top_k folded in (see ActivationCoefficients)."""
     k = float(a.moe_top_k)
     return (np.array([r.replicated for r in per_code]),

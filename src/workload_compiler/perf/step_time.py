@@ -138,6 +138,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     any_rc = np.asarray((layout.recompute == 1) | (layout.recompute == 2), dtype=f64)  # attention core again
     sac = np.asarray(layout.recompute == 3, dtype=f64)
     mods = np.asarray(layout.recompute == 4, dtype=f64)     # norms and activation functions again
+    up_again = np.asarray(layout.recompute == 5, dtype=f64)  # MLA's q and kv up-projections again
     seq, h = float(setup.seq_len), float(a.hidden_size)
     tok = mbs * seq / cp                                  # GEMM rows per micro-batch per GPU
     micro = setup.global_batch_size / (dp * mbs)         # micro-batches per step
@@ -155,6 +156,13 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
 
     # Forward GEMM time of one layer, one micro-batch, one GPU.
     attn = gemm(2 * tok * h * s.qkv_out / tp) + gemm(2 * tok * s.o_in * h / tp)
+    # mla_up_proj recompute runs the up-projections (low rank -> Q; low rank -> K nope and V) once
+    # more in backward; zero without MLA
+    up_proj = 0.0 * tok
+    if a.is_mla:
+        q_up = (a.mla_q_lora_rank or h) * a.attention_heads * (a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim)
+        kv_up = a.mla_kv_lora_rank * a.attention_heads * (a.mla_qk_nope_head_dim + a.mla_v_head_dim)
+        up_proj = up_again * (gemm(2 * tok * q_up / tp) + gemm(2 * tok * kv_up / tp))
     dense_mlp = mlp(tok, a.ffn_hidden_size, tp) if a.dense_mlp_layers else 0.0 * tok
     # token copies per GPU after dispatch (SP), on the busiest expert rank
     routed = tok / tp * a.moe_top_k * setup.moe_load_imbalance
@@ -218,7 +226,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
         again = mods * (4.0 * h_act + (2.0 + s.up) * (a.moe_top_k * setup.moe_load_imbalance * a.moe_ffn_hidden_size
                                                       if is_moe else a.ffn_hidden_size) / tp)
         moved = k.elementwise_mult * tok * (2.0 * elements + cast + again)
-        gemms = passes * (attn + mlp_time)
+        gemms = passes * (attn + mlp_time) + up_proj
         tp_layer = _exposed(tp_comm, gemms, k) if setup.tp_comm_overlap else tp_comm
         # EP overlap: the 1F1B steady state runs one micro-batch's forward beside another's backward,
         # layer by layer, so each all-to-all has the other's GEMMs of that layer as its window.

@@ -5,7 +5,7 @@ The space is the cartesian product of
   vp   divisors of the layers, and 1 .. 8               virtual pipeline stages per rank (see below)
   split {even, balanced} or the pinned split         how the layers spread over the pipeline ranks
   mbs  powers of two up to the global batch             micro-batch size
-  recompute {none, selective, full, op_selective},  zero {0, 1, 2, 3}
+  recompute {none, selective, full, op_selective, modules, mla_up_proj (MLA models only)},  zero {0, 1, 2, 3}
   ep   divisors of the expert count (MoE; 1 dense),  etp  powers of two up to the scale-up domain (MoE)
 minus what the intake pins (a pinned axis has one value). `Space.decode` turns a range of flat
 indices into axis arrays, so the planner walks the space in chunks without a Python object per
@@ -153,7 +153,9 @@ def build_space(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
     p = pins or ParallelismIntake()
     # the framework's own modes and ZeRO stages (catalog/data/frameworks.yaml), unless pinned
     fw = setup.framework
-    recompute = ([c for c in sorted(RECOMPUTE_CODES.values()) if c in fw.recompute_modes] if p.recompute is None
+    # mla_up_proj recomputes multi-latent attention only: without MLA it is `none` again
+    recompute = ([c for c in sorted(RECOMPUTE_CODES.values()) if c in fw.recompute_modes
+                  and (arch.is_mla or c != RECOMPUTE_CODES["mla_up_proj"])] if p.recompute is None
                  else [RECOMPUTE_CODES[p.recompute]])
     moe = arch.is_moe
     pinned_split = stage_pin(p, arch)

@@ -50,7 +50,7 @@ class ParallelismOut(Doc):
     etp: int = quantity("count", "tensor parallel inside each expert")
     vp: int = quantity("count", "virtual pipeline stages per rank")
     micro_batch_size: int = quantity("count", "sequences per micro-batch")
-    recompute: str = info("activation recompute: none | selective | full | op_selective")
+    recompute: str = info("activation recompute: none | selective | full | op_selective | modules | mla_up_proj")
     sequence_parallel: bool = info("Megatron sequence parallelism")
     zero_stage: int = quantity("count", "ZeRO / distributed-optimizer stage")
     first_stage_layers: int = quantity("count", "decoder layers on the first pipeline stage", default=0)

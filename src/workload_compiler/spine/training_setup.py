@@ -28,8 +28,17 @@ def _moe_only(w: TrainingWorkload, arch: ModelArch) -> None:
                                          "is dense (no routed experts)")
 
 
+def _mla_only(w: TrainingWorkload, arch: ModelArch) -> None:
+    """Megatron-Core's mla_up_proj recompute exists for multi-latent attention only."""
+    if w.compute.parallelism.recompute == "mla_up_proj" and not arch.is_mla:
+        raise InputError("compute.parallelism.recompute", "mla_up_proj",
+                         f"another mode: mla_up_proj recomputes multi-latent attention's up-projections, and "
+                         f"{arch.name} has no MLA (allowed: none, selective, full, op_selective, modules)")
+
+
 def resolve_setup(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, trace: Trace) -> TrainingSetup:
     _moe_only(w, arch)
+    _mla_only(w, arch)
     if w.training.attention_kernel is not None:
         kernel = trace.given("training.attention_kernel", w.training.attention_kernel)
     else:
