@@ -27,7 +27,7 @@ from workload_compiler.validation.training_intake import NotCompiled, RecordInta
 from workload_compiler.validation.training_suite import TrainingCase, step_row, training_cases
 
 # The budget perf/fitted.py records (tools/fit_training.py); a regression past it (+ a margin) fails.
-OVERALL_MAPE_LIMIT_PCT = 6.93 + 0.5
+OVERALL_MAPE_LIMIT_PCT = 6.81 + 0.5
 GROUP_MAPE_LIMIT_PCT = 16.0 + 1.0
 
 
@@ -155,14 +155,16 @@ def test_h100_llama3_70b_fp8_runs_as_its_config_without_recompute(compiled) -> N
 
 def test_deepseek_v3_runs_with_the_mla_up_projection_recompute_of_its_configs(compiled) -> None:  # type: ignore[no-untyped-def]
     """NVIDIA-NeMo/Megatron-Bridge scripts/performance/configs/deepseek/deepseek_workload_base_configs.py:
-    DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_FP8_MX_V1 and _B200_V1 set recompute_modules=["mla_up_proj"].
-    Free to choose, the planner picks that mode for the GB200 MXFP8 row (it was forced into full
-    recompute before, +34%) and lands within 5% of the published step."""
+    DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_FP8_MX_V1, _GB200_BF16_V1 and _B200_V1 set
+    recompute_modules=["mla_up_proj"]. Free to choose, the planner picks that mode for both GB200 rows
+    (forced into full recompute before, +34% and +36%: the BF16 one fits only in the 184.31 GiB a
+    GB200 process sees, not in the vendor's 186e9 B) and lands within 5% of the published steps."""
     cases, _ = compiled
-    rid = "mbridge_2511_pretraining_gb200_deepseekv3_w_o_mtp_fp8mx_256gpu"
-    case = cases[rid]
-    assert int(np.asarray(case.layout.recompute)) == 5
-    assert abs(step_row(case).error) < 0.05
+    for rid in ("mbridge_2511_pretraining_gb200_deepseekv3_w_o_mtp_fp8mx_256gpu",
+                "mbridge_2511_pretraining_gb200_deepseekv3_w_o_mtp_bf16_256gpu"):
+        case = cases[rid]
+        assert int(np.asarray(case.layout.recompute)) == 5, rid
+        assert abs(step_row(case).error) < 0.05, rid
 
 
 def test_every_run_that_states_its_layout_and_micro_batch_fits(calibration: Path, compiled) -> None:  # type: ignore[no-untyped-def]
