@@ -177,21 +177,27 @@ def test_deepep_dispatch_sends_fewer_bytes_across_nodes_and_the_same_inside_one(
 
 
 def test_mla_up_proj_recompute_costs_the_up_projections_once_more() -> None:
-    """The recompute pays one more forward of the q and kv up-projection GEMMs (DeepSeek-V3: q_lora
-    1536 -> 128 x 192, kv_lora 512 -> 128 x (128 + 128)), far less than a full recompute."""
+    """The recompute pays exactly one more forward of the q and kv up-projection GEMMs per layer and
+    micro-batch (DeepSeek-V3 config.json: q_lora 1536 -> 128 heads x (128 + 64); kv_lora 512 -> 128 x
+    (128 + 128)) at the fitted GEMM efficiency, far less than a full recompute; nothing without MLA."""
     from workload_compiler.arch.resolve import resolve_model
     from workload_compiler.intake.common import ModelIntake
+    from workload_compiler.perf.efficiency import gemm_time_s
     from workload_compiler.provenance import Trace
 
-    ds = resolve_model(ModelIntake(preset="deepseek-v3"), Trace())
+    ds = resolve_model(ModelIntake(preset="deepseek-v3", mtp_layers=0), Trace())
     setup = dataclasses.replace(SETUP, seq_len=4096, precision="fp8")
-    lay = dict(tp=1, pp=8, dp=8, cp=1, ep=64, vp=1, sp=False)
+    lay = dict(tp=1, pp=1, dp=8, cp=1, ep=64, vp=1, sp=False)     # one stage: all 61 layers on it
     none, up, full = (training_step(ds, setup, layout(recompute=r, **lay), H100) for r in (0, 5, 2))
     extra = float(up.breakdown_s["compute"] - none.breakdown_s["compute"])
+
+    def gemm(flops: float) -> float:
+        return float(gemm_time_s(flops, peak_flops=H100.peak_flops_fp8, e_max=FITTED.gemm_e_max,
+                                 kernel_overhead_s=FITTED.gemm_kernel_overhead_s))
+
     tok, micro = 4096.0, 128 / 8
-    layers = 61 / 8                                   # decoder layers on a middle stage, about
-    flops = 2 * tok * (1536 * 128 * 192 + 512 * 128 * 256) * layers * micro
-    assert 0.8 < extra / (flops / H100.peak_flops_fp8) < 3.0     # at the fitted GEMM efficiency
+    per_layer = gemm(2 * tok * 1536 * 128 * 192) + gemm(2 * tok * 512 * 128 * 256)
+    assert extra == pytest.approx(61 * micro * per_layer, rel=1e-9)
     assert float(none.step_time_s) < float(up.step_time_s) < float(full.step_time_s)
     llama = training_step(LLAMA70B, SETUP, layout(recompute=5), H100)
     assert float(llama.step_time_s) == float(training_step(LLAMA70B, SETUP, layout(recompute=0), H100).step_time_s)

@@ -26,6 +26,12 @@ FloatArray = npt.NDArray[np.float64]
 RECOMPUTE_CODES: dict[str, int] = {"none": 0, "selective": 1, "full": 2, "op_selective": 3, "modules": 4,
                                    "mla_up_proj": 5}
 RECOMPUTE_NAMES: dict[int, str] = {v: k for k, v in RECOMPUTE_CODES.items()}
+
+
+def recompute_modes_for(is_mla: bool, modes: tuple[int, ...]) -> tuple[int, ...]:
+    """The framework's recompute codes that mean something for this model: mla_up_proj recomputes
+    multi-latent attention's up-projections, so without MLA it would be `none` again."""
+    return tuple(c for c in modes if is_mla or c != RECOMPUTE_CODES["mla_up_proj"])
 STAGE_FIELDS = ("first_layers", "mid_layers", "last_layers", "mid_mtp", "first_lead", "mid_lead", "last_lead")
 # Training precisions -> the tensor-core peak their GEMMs run at. fp8 is per-tensor scaling (delayed
 # or current); fp8_blockwise is DeepSeek-V3's 1x128 activation / 128x128 weight blocks

@@ -60,7 +60,8 @@ def _validate(setup: TrainingSetup, layout: Layout) -> None:
         low = int(np.min(getattr(layout, name)))
         if low < 1:
             raise InputError(f"layout.{name}", low, "integers >= 1")
-    for name, top, allowed in (("recompute", 5, "0, 1, 2, 3, 4 or 5"), ("zero", 3, "0, 1, 2 or 3")):
+    top_code = max(LAYOUT_POLICIES)
+    for name, top, allowed in (("recompute", top_code, f"an integer 0..{top_code}"), ("zero", 3, "0, 1, 2 or 3")):
         v = getattr(layout, name)
         low, high = int(np.min(v)), int(np.max(v))
         if low < 0 or high > top:

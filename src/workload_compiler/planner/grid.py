@@ -40,7 +40,7 @@ import numpy.typing as npt
 
 from ..arch.model import ModelArch
 from ..intake.common import ParallelismIntake
-from ..perf.layout import RECOMPUTE_CODES, Hardware, IntArray, Layout, TrainingSetup
+from ..perf.layout import RECOMPUTE_CODES, Hardware, IntArray, Layout, TrainingSetup, recompute_modes_for
 from ..perf.stages import BALANCED, EVEN, balanced_leads, balanced_split, even_split
 from .stage_pins import StagePin, stage_pin
 
@@ -153,9 +153,7 @@ def build_space(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
     p = pins or ParallelismIntake()
     # the framework's own modes and ZeRO stages (catalog/data/frameworks.yaml), unless pinned
     fw = setup.framework
-    # mla_up_proj recomputes multi-latent attention only: without MLA it is `none` again
-    recompute = ([c for c in sorted(RECOMPUTE_CODES.values()) if c in fw.recompute_modes
-                  and (arch.is_mla or c != RECOMPUTE_CODES["mla_up_proj"])] if p.recompute is None
+    recompute = (sorted(recompute_modes_for(arch.is_mla, fw.recompute_modes)) if p.recompute is None
                  else [RECOMPUTE_CODES[p.recompute]])
     moe = arch.is_moe
     pinned_split = stage_pin(p, arch)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..arch.model import ModelArch
 from ..errors import InputError
 from ..intake.training import TrainingWorkload
-from ..perf.layout import TrainingSetup
+from ..perf.layout import RECOMPUTE_NAMES, TrainingSetup, recompute_modes_for
 from ..perf.step_time import FA1_RELATIVE_SPEED
 from ..provenance import Trace
 from .training_defaults import TrainingRunResolved
@@ -31,9 +31,10 @@ def _moe_only(w: TrainingWorkload, arch: ModelArch) -> None:
 def _mla_only(w: TrainingWorkload, arch: ModelArch) -> None:
     """Megatron-Core's mla_up_proj recompute exists for multi-latent attention only."""
     if w.compute.parallelism.recompute == "mla_up_proj" and not arch.is_mla:
+        allowed = ", ".join(RECOMPUTE_NAMES[c] for c in recompute_modes_for(False, tuple(RECOMPUTE_NAMES)))
         raise InputError("compute.parallelism.recompute", "mla_up_proj",
                          f"another mode: mla_up_proj recomputes multi-latent attention's up-projections, and "
-                         f"{arch.name} has no MLA (allowed: none, selective, full, op_selective, modules)")
+                         f"{arch.name} has no MLA (allowed: {allowed})")
 
 
 def resolve_setup(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, trace: Trace) -> TrainingSetup:

@@ -33,7 +33,7 @@ from ..errors import InputError
 from ..intake.load import parse_workload
 from ..intake.training import TrainingWorkload
 from ..perf.framework import FrameworkProfile
-from ..perf.layout import RECOMPUTE_CODES, Layout, TrainingSetup
+from ..perf.layout import RECOMPUTE_CODES, Layout, TrainingSetup, recompute_modes_for
 from ..perf.memory import training_memory_bytes
 from ..provenance import Trace
 from ..spine.training import resolve_training
@@ -85,7 +85,7 @@ def memory_case(rec: dict[str, Any]) -> MemoryCase:
     sp = par.sequence_parallel if par.sequence_parallel is not None else (tp > 1 and fw.sequence_parallel)
     stated = rec.get("recompute")
     code = RECOMPUTE_CODES[par.recompute] if par.recompute is not None else fw.default_recompute
-    codes = (code,) if stated else fw.recompute_modes
+    codes = (code,) if stated else recompute_modes_for(arch.is_mla, fw.recompute_modes)
     if not stated:
         notes.append("recompute not stated by the record: judged with each mode the framework offers")
     layout = Layout.of(tp=tp, pp=pp, dp=par.dp, cp=cp, ep=par.ep or 1, etp=par.etp or 1, vp=par.vp or 1,
