@@ -27,7 +27,7 @@ from workload_compiler.validation.training_intake import NotCompiled, RecordInta
 from workload_compiler.validation.training_suite import TrainingCase, step_row, training_cases
 
 # The budget perf/fitted.py records (tools/fit_training.py); a regression past it (+ a margin) fails.
-OVERALL_MAPE_LIMIT_PCT = 6.81 + 0.5
+OVERALL_MAPE_LIMIT_PCT = 6.73 + 0.5
 GROUP_MAPE_LIMIT_PCT = 16.0 + 1.0
 
 
@@ -165,6 +165,20 @@ def test_deepseek_v3_runs_with_the_mla_up_projection_recompute_of_its_configs(co
         case = cases[rid]
         assert int(np.asarray(case.layout.recompute)) == 5, rid
         assert abs(step_row(case).error) < 0.05, rid
+
+
+def test_gb200_llama3_70b_offloads_activations_as_its_configs_do(compiled) -> None:  # type: ignore[no-untyped-def]
+    """Megatron-Bridge's GB200 Llama 3 70B FP8 configs run Megatron-FSDP at mbs 2 with no recompute and
+    cpu_offloading_num_layers 40 (llama3_workload_base_configs.py). Free to choose, the planner
+    offloads a count near 40 over NVLink-C2C (forced into full recompute before: +13% and +22%) and
+    lands within 8% of both published steps."""
+    cases, _ = compiled
+    for rid in ("mbridge_2509_pretraining_gb200_llama3_70b_fp8_64gpu",
+                "mbridge_2511_pretraining_gb200_llama3_70b_fp8cs_64gpu"):
+        case = cases[rid]
+        assert int(np.asarray(case.layout.recompute)) == 0, rid
+        assert 30 <= int(np.asarray(case.layout.offload)) <= 50, rid
+        assert abs(step_row(case).error) < 0.08, rid
 
 
 def test_every_run_that_states_its_layout_and_micro_batch_fits(calibration: Path, compiled) -> None:  # type: ignore[no-untyped-def]

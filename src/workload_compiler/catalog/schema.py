@@ -56,6 +56,9 @@ class Accelerator(BaseModel):
     scale_up_interconnect: str = ""
     pcie_bandwidth_bytes_per_s: float | None = Field(
         default=None, description="host PCIe link, per direction (vendor bidirectional figure / 2)")
+    host_link_bytes_per_s: float | None = Field(
+        default=None, description="GPU <-> host memory over NVLink-C2C (Grace superchips), per GPU, per direction; "
+        "unset: the PCIe link is the host link")
     reference_id: str | None = Field(
         default=None, description="id of the entry in the shared reference hardware.yaml it was taken from")
     source: str

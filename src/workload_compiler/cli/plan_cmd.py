@@ -166,7 +166,9 @@ def _layout_table(doc: dict[str, Any], rows: list[dict[str, Any]]) -> Table:
     for i, r in enumerate(rows, 1):
         parts = [r["tp"], r["pp"], r["dp"], r["cp"], *([r["ep"], r["etp"]] if moe else []), r["vp"]]
         table.add_row(str(i), ".".join(str(p) for p in parts), str(r["micro_batch_size"]),
-                      _SHORT[r["recompute"]], str(r["zero_stage"]), "y" if r["sequence_parallel"] else "n",
+                      # offload runs without recompute only: the cell names the layers offloaded instead
+                      f"offload {r['activation_offload_layers']}" if r.get("activation_offload_layers")
+                      else _SHORT[r["recompute"]], str(r["zero_stage"]), "y" if r["sequence_parallel"] else "n",
                       format_duration(r["step_time_s"]), format_count(r["tokens_per_s"], 1),
                       f"{r['mfu']:.1%}", f"{r['memory_per_gpu_bytes'] / 1e9:.1f}")
     return table

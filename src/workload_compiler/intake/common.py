@@ -94,6 +94,12 @@ class ParallelismIntake(Strict):
         "(--moe-token-dispatcher-type flex with --moe-flex-dispatcher-backend) send a token once per remote "
         "node over the NICs and forward it over NVLink there")
     zero_stage: Literal[0, 1, 2, 3] | None = None
+    activation_offload_layers: int | None = limited(
+        None, ge=0, le=L.MAX_LAYERS, why=L.LAYERS,
+        description="decoder layers whose stored activations go to host memory during the step "
+        "(Megatron-Core cpu_offloading_num_layers: pp 1, no recompute, fewer than the model's layers); "
+        "0: none; unset: the planner offloads the fewest layers that make a layout fit where the "
+        "framework offloads (megatron, nemo) and the catalog knows the host link")
     # Uneven pipeline stages, as Megatron-Core defines them (perf/stages.py). Unset: the planner
     # chooses between the even split and the balanced one (embedding and loss as a layer each).
     first_stage_layers: int | None = Field(

@@ -72,6 +72,7 @@ class FrameworkProfile:
     flash_attention: bool = True          # fused attention: no s x s scores kept
     activation_offload_fraction: float = 0.0   # of the stored layer activations, moved to host
     optimizer_offload_fraction: float = 0.0    # of the optimizer states (and fp32 master), on host
+    layer_offload: bool = False           # offloads whole layers' activations on request (perf/offload.py)
     # ---- runtime: which allocator's fitted reserve applies (perf/fitted_memory.py)
     allocator: Allocator = "pytorch"
     # ---- for the step-time model: bytes per element on the wire

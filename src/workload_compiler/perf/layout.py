@@ -73,6 +73,9 @@ class Layout:
     first_lead: IntArray = dataclasses.field(default_factory=lambda: np.asarray(-1))
     mid_lead: IntArray = dataclasses.field(default_factory=lambda: np.asarray(-1))
     last_lead: IntArray = dataclasses.field(default_factory=lambda: np.asarray(-1))
+    # Decoder layers whose stored activations go to host memory during the step (Megatron-Core
+    # cpu_offloading_num_layers; pipeline-parallel size 1 and no recompute only): perf/offload.py.
+    offload: IntArray = dataclasses.field(default_factory=lambda: np.asarray(0))
 
     @classmethod
     def of(cls, **values: Any) -> Layout:
@@ -80,8 +83,8 @@ class Layout:
         (first_layers, mid_layers, last_layers, mid_mtp and the chunk-0 leads: the even split by default)."""
         arrays: dict[str, Any] = {}
         for f in fields(cls):
-            if f.name not in values and f.name in STAGE_FIELDS:
-                v = -1 if f.name != "mid_mtp" else 0
+            if f.name not in values and f.name in (*STAGE_FIELDS, "offload"):
+                v = 0 if f.name in ("mid_mtp", "offload") else -1
             else:
                 v = values[f.name]
             arrays[f.name] = np.asarray(v, dtype=np.bool_ if f.name == "sp" else np.int64)
@@ -172,4 +175,6 @@ class Hardware:
     gpus_per_node: int
     scale_out_bandwidth_bytes_per_s: float  # per GPU, per direction (NIC line rate / 8 x NICs/GPU)
     tdp_w: float
+    # GPU <-> host memory, per direction (PCIe or NVLink-C2C); None: not in the catalog (no offload)
+    host_link_bytes_per_s: float | None = None
     measured: MeasuredRates = MeasuredRates()   # rates measured on this machine (none: fitted constants)

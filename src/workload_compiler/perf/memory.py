@@ -49,6 +49,7 @@ from .activations import (
 )
 from .layout import FloatArray, IntArray, Layout, TrainingSetup
 from .model_states import STATE_BYTES, StateBytes, held_bytes_per_param, state_bytes, state_coefficients
+from .offload import kept_fraction
 from .rank_params import rank_params
 from .stages import Stages, resolve_stages
 
@@ -169,7 +170,7 @@ def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
         per_layer = (n - moe_n) * kind_tabs[0] + (moe_n + st.mtp[k]) * kind_tabs[-1]   # MTP: the last kind
         # micro-batches each layer keeps at the rank's peak (chunk 0 may be lighter: perf/schedule_peak.py)
         per_layer_flight = np.where(n > 0.0, st.stored[k] / np.maximum(n, 1.0), st.in_flight[k] / vp)
-        stored = tokens * per_layer * (per_layer_flight * kept)
+        stored = tokens * per_layer * (per_layer_flight * kept) * kept_fraction(layout.offload, n)
         head_in = tokens * (4.0 * h) * inv_sp          # the final norm's and the head's inputs
         act = stored + rp.has_head[k] * (head_in + loss_over) + work
         if fw.step_grad_copy_bytes:    # the step's gradient copy and the activations never coexist

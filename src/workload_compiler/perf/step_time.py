@@ -21,6 +21,7 @@ broadcasts over the `Layout` arrays: one layout and a million run the same code.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,13 +31,14 @@ from ..arch.model import ModelArch
 from ..catalog.kernel_ceilings import fraction
 from ..errors import InputError
 from . import collectives as coll
+from . import offload
 from .efficiency import gemm_time_s, memory_bound_s
 from .fitted import FITTED, TrainingConstants
 from .layout import PEAK_CLASS, FloatArray, Hardware, Layout, TrainingSetup
 from .stages import resolve_stages
 
 STEP_TERMS = ("compute", "memory_bound", "tp_comm", "cp_comm_exposed", "ep_comm",
-              "pp_bubble", "pp_p2p", "dp_comm_exposed", "optimizer")
+              "pp_bubble", "pp_p2p", "dp_comm_exposed", "optimizer", "offload_exposed")
 MB_TERMS = STEP_TERMS[:5]        # the terms of one micro-batch on one stage
 
 ADAM_BYTES_PER_PARAM = 30.0  # read fp32 p, g, m, v (16) + write p, m, v (12) + write bf16 p (2)
@@ -274,7 +276,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     dp_exposed, optimizer = _data_parallel(a, layout, hw, slowest, micro, full, k, setup.grad_reduce_bytes,
                                            gather_bytes)
     terms = {t: micro * sum(sel[r] * rank_terms[r][t] for r in range(3)) for t in MB_TERMS}
-    terms |= {"pp_bubble": bubble, "pp_p2p": p2p, "dp_comm_exposed": dp_exposed, "optimizer": optimizer}
+    terms |= {"pp_bubble": bubble, "pp_p2p": p2p, "dp_comm_exposed": dp_exposed, "optimizer": optimizer,
+              "offload_exposed": _offload_exposed(a, setup, layout, hw, rank_terms[0]["compute"], st.layers[0], micro)}
     shape = layout.shape     # a property over every field: once, not once per term
     breakdown = {n: np.broadcast_to(np.asarray(terms[n], dtype=f64), shape) for n in STEP_TERMS}
     step = np.asarray(sum(breakdown.values()), dtype=f64)
@@ -282,6 +285,19 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     flops = tokens_per_s * training_flops_per_token(a, setup.seq_len, causal=True) / layout.gpus
     return StepResult(step_time_s=step, breakdown_s=breakdown, tokens_per_s=tokens_per_s,
                       model_flops_per_gpu_per_s=flops, mfu=flops / peak, mfu_bf16=flops / hw.peak_flops_bf16)
+
+
+def _offload_exposed(a: ModelArch, setup: TrainingSetup, layout: Layout, hw: Hardware, rank_compute_s: FloatArray,
+                     layers: FloatArray, micro: FloatArray) -> FloatArray:
+    """Activation offload's copies left exposed (perf/offload.py); offload runs at pp 1 only, so the
+    first rank is the whole model. Its compute is forward + backward (3x the forward, no recompute)."""
+    if not np.any(np.asarray(layout.offload) > 0):
+        return np.asarray(0.0)
+    from .memory import training_memory_detail  # memory reads the step model's stages only lazily
+    d = training_memory_detail(a, setup, dataclasses.replace(layout, offload=np.asarray(0)))
+    n = np.maximum(d["layers_first"], 1.0)
+    forward_per_layer = rank_compute_s / (3.0 * n)
+    return offload.exposed_s(d["activations_stored_first"] / n, forward_per_layer, layout.offload, micro, hw)
 
 
 def _exposed(comm_s: FloatArray, window_s: FloatArray, k: TrainingConstants) -> FloatArray:

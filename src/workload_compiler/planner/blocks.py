@@ -19,6 +19,7 @@ import numpy as np
 from ..arch.model import ModelArch
 from ..perf.layout import FloatArray, Hardware, IntArray, Layout, TrainingSetup
 from ..perf.memory import training_memory_bytes, training_memory_total
+from ..perf.offload import fewest_layers_to_fit
 from ..perf.step_time import StepResult
 from .grid import INNER_AXES, OUTER, Rule, Space, layout_of
 
@@ -122,9 +123,16 @@ def evaluate_block(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: S
                  offset=r0 * int(np.prod(shape[1:])))
     sub, live = whole.cut(alive)
     alive = alive[np.ix_(*live)]
+    total_fn = _TOTAL_ONLY.get(memory_fn, memory_fn)
+    layout = layout_of(sub.values, space)
     with _quiet():
-        mem = np.broadcast_to(_TOTAL_ONLY.get(memory_fn, memory_fn)(arch, setup, layout_of(sub.values, space))["total"],
-                              alive.shape)
+        mem = np.broadcast_to(total_fn(arch, setup, layout)["total"], alive.shape)
+        offload = fewest_layers_to_fit(arch, setup, layout, mem, cap, total_fn) if space.offload_auto else None
+        if offload is not None and offload.any():
+            layout = dataclasses.replace(layout, offload=offload)
+            mem = np.broadcast_to(total_fn(arch, setup, layout)["total"], alive.shape)
+        else:
+            offload = None
     j = int(np.argmin(np.where(alive, mem, np.inf)))
     if mem.flat[j] < tally.leanest_bytes:
         tally.leanest_bytes, tally.leanest_idx = float(mem.flat[j]), int(sub.flat(np.asarray([j]))[0])
@@ -135,11 +143,13 @@ def evaluate_block(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: S
         return
     idx = sub.flat(np.flatnonzero(fits))
     if n_fit < _BLOCK_STEP_SHARE * fits.size:
-        step = np.broadcast_to(step_fn(arch, setup, layout_of(space.decode(idx), space), hw).step_time_s, idx.shape)
+        few = layout_of(space.decode(idx), space)
+        if offload is not None:
+            few = dataclasses.replace(few, offload=offload[fits])
+        step = np.broadcast_to(step_fn(arch, setup, few, hw).step_time_s, idx.shape)
     else:
         with _quiet():
-            step = np.broadcast_to(step_fn(arch, setup, layout_of(sub.values, space), hw).step_time_s,
-                                   fits.shape)[fits]
+            step = np.broadcast_to(step_fn(arch, setup, layout, hw).step_time_s, fits.shape)[fits]
     ok = np.isfinite(step) & (step > 0)
     counts[UNDEFINED_REASON] += n_fit - int(np.count_nonzero(ok))
     tally.feasible += int(np.count_nonzero(ok))

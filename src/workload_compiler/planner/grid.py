@@ -41,6 +41,7 @@ import numpy.typing as npt
 from ..arch.model import ModelArch
 from ..intake.common import ParallelismIntake
 from ..perf.layout import RECOMPUTE_CODES, Hardware, IntArray, Layout, TrainingSetup, recompute_modes_for
+from ..perf.offload import offload_possible
 from ..perf.stages import BALANCED, EVEN, balanced_leads, balanced_split, even_split
 from .stage_pins import StagePin, stage_pin
 
@@ -83,6 +84,8 @@ class Space:
     sp_pin: bool | None
     layers: int = 1
     stage_pin: StagePin | None = None
+    offload: int = 0               # pinned activation-offload layers (perf/offload.py)
+    offload_auto: bool = False     # the planner offloads the fewest layers that make a layout fit
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -153,8 +156,13 @@ def build_space(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
     p = pins or ParallelismIntake()
     # the framework's own modes and ZeRO stages (catalog/data/frameworks.yaml), unless pinned
     fw = setup.framework
-    recompute = (sorted(recompute_modes_for(arch.is_mla, fw.recompute_modes)) if p.recompute is None
-                 else [RECOMPUTE_CODES[p.recompute]])
+    offload = p.activation_offload_layers or 0
+    if p.recompute is not None:
+        recompute = [RECOMPUTE_CODES[p.recompute]]
+    elif offload:     # Megatron-Core refuses offload beside recompute (perf/offload.py)
+        recompute = [RECOMPUTE_CODES["none"]]
+    else:
+        recompute = sorted(recompute_modes_for(arch.is_mla, fw.recompute_modes))
     moe = arch.is_moe
     pinned_split = stage_pin(p, arch)
     if pinned_split is not None and pinned_split.layout is not None:
@@ -184,6 +192,8 @@ def build_space(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
         sp_pin=p.sequence_parallel,
         layers=arch.layers,
         stage_pin=pinned_split,
+        offload=offload,
+        offload_auto=p.activation_offload_layers is None and offload_possible(setup, hw),
     )
 
 
@@ -234,6 +244,8 @@ def rules(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space) -> 
          lambda v: (v["split"] != BALANCED) | ((L + 2) // v["pp"] >= v["vp"])),
         ("balanced split repeats the even one", lambda v: (v["split"] != BALANCED) | ~_same_as_even(L, v)),
     ]
+    if space.offload:
+        out.append(("activation offload needs pp 1 (Megatron-Core)", lambda v: v["pp"] == 1))
     if pin is not None:
         out.append(("the pinned pipeline split does not fit this pp x vp (Megatron-Core's rules)",
                     lambda v: pin.ok(L, v["pp"], v["vp"])))
@@ -287,4 +299,4 @@ def layout_of(values: Values, space: Space) -> Layout:
                   etp=values["etp"], vp=values["vp"], mbs=values["mbs"], recompute=values["recompute"],
                   sp=space.sequence_parallel(values["tp"]), zero=values["zero"], first_layers=first,
                   mid_layers=mid, last_layers=last, mid_mtp=mid_mtp, first_lead=lead_first,
-                  mid_lead=lead_mid, last_lead=lead_last)
+                  mid_lead=lead_mid, last_lead=lead_last, offload=np.asarray(space.offload))

@@ -48,6 +48,7 @@ class RankedLayout:
     last_stage_layers: int = 0
     pipeline_layout: str | None = None     # a Megatron-Core layout string that realizes the split
     middle_stage_mtp: int = 0              # MTP modules a layout string puts on a middle rank
+    activation_offload_layers: int = 0     # layers whose activations go to host (perf/offload.py)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -66,7 +67,8 @@ class RankedLayout:
                          first_layers=self.first_stage_layers if split else -1,
                          mid_layers=self.middle_stage_layers if split else -1,
                          last_layers=self.last_stage_layers if split else -1, mid_mtp=self.middle_stage_mtp,
-                         first_lead=leads[0], mid_lead=leads[1], last_lead=leads[2])
+                         first_lead=leads[0], mid_lead=leads[1], last_lead=leads[2],
+                         offload=self.activation_offload_layers)
 
 
 @dataclass(frozen=True, kw_only=True)

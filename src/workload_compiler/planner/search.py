@@ -31,6 +31,7 @@ from ..errors import InputError
 from ..intake.common import ParallelismIntake
 from ..perf.layout import RECOMPUTE_NAMES, FloatArray, Hardware, IntArray, Layout, TrainingSetup
 from ..perf.memory import training_memory_bytes
+from ..perf.offload import fewest_layers_to_fit
 from ..perf.stages import layout_string
 from ..perf.step_time import training_step
 from ..units import format_bytes_decimal
@@ -108,8 +109,16 @@ def _split_of(arch: ModelArch, layout: Layout, j: int, n: int,
 
 
 def _ranked(arch: ModelArch, setup: TrainingSetup, hw: Hardware, layout: Layout,
-            memory_fn: MemoryFn, step_fn: StepFn, pinned_text: str | None = None) -> list[RankedLayout]:
+            memory_fn: MemoryFn, step_fn: StepFn, pinned_text: str | None = None,
+            offload_cap: float | None = None) -> list[RankedLayout]:
+    """The ranked layouts in full; `offload_cap`: the planner chose activation offload (the same
+    fewest layers under this cap that the blocks found)."""
     mem = memory_fn(arch, setup, layout)
+    if offload_cap is not None:
+        offload = fewest_layers_to_fit(arch, setup, layout, np.asarray(mem["total"]), offload_cap, memory_fn)
+        if offload.any():
+            layout = dataclasses.replace(layout, offload=offload)
+            mem = memory_fn(arch, setup, layout)
     res = step_fn(arch, setup, layout, hw)
     n = layout.shape[0]
 
@@ -132,6 +141,7 @@ def _ranked(arch: ModelArch, setup: TrainingSetup, hw: Hardware, layout: Layout,
         memory_breakdown_bytes={name: at(v, j) for name, v in mem.items() if name != "total"},
         first_stage_layers=splits[j][0], middle_stage_layers=splits[j][1], last_stage_layers=splits[j][2],
         pipeline_layout=splits[j][3], middle_stage_mtp=splits[j][4],
+        activation_offload_layers=int(at(layout.offload, j)),
     ) for j in range(n)]
 
 
@@ -290,7 +300,8 @@ def _search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int, pins
 
     best, feasible, leanest_idx = tally.best, tally.feasible, tally.leanest_idx
     pinned_text = space.stage_pin.text or None if space.stage_pin is not None else None
-    layouts = (_ranked(arch, setup, hw, layout_of(space.decode(best[2]), space), memory_fn, step_fn, pinned_text)
+    cap = hw.hbm_bytes * (1.0 + memory_margin) if space.offload_auto else None
+    layouts = (_ranked(arch, setup, hw, layout_of(space.decode(best[2]), space), memory_fn, step_fn, pinned_text, cap)
                if len(best[2]) else [])
     infeasible = None
     if not layouts:

@@ -27,6 +27,7 @@ LABELS = {
     "pp_p2p": "pipeline point-to-point sends",
     "dp_comm_exposed": "exposed data-parallel gradient communication",
     "optimizer": "optimizer step",
+    "offload_exposed": "exposed activation copies to and from host memory",
 }
 
 

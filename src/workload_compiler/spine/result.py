@@ -58,6 +58,9 @@ class ParallelismOut(Doc):
     last_stage_layers: int = quantity("count", "decoder layers on the last pipeline stage", default=0)
     pipeline_layout: str | None = info("a Megatron-Core --pipeline-model-parallel-layout that realizes the split",
                                        default=None)
+    activation_offload_layers: int = quantity(
+        "count", "decoder layers whose stored activations go to host memory (Megatron-Core "
+        "cpu_offloading_num_layers)", default=0)
 
 
 class ObjectiveLayer(Doc):
@@ -143,6 +146,8 @@ class LayoutSummary(Doc):
     last_stage_layers: int | None = quantity("count", "decoder layers on the last pipeline stage", default=None)
     middle_stage_mtp: int | None = quantity("count", "multi-token-prediction layers on a middle stage", default=None)
     pipeline_layout: str | None = info("a Megatron-Core --pipeline-model-parallel-layout", default=None)
+    activation_offload_layers: int | None = quantity(
+        "count", "decoder layers whose activations go to host memory", default=None)
 
 class NotSized(Doc):
     """A layer the compile could not size: the catalog lacks a number it needs. The rest of the

@@ -33,7 +33,7 @@ from .gpu_count import MAX_SEARCH_GPUS, TOP_K, GpuChoice, choose_gpus
 from .infrastructure import build_training_infrastructure, layer_dict
 from .result import BottleneckLayer, ComputeLayer, ObjectiveLayer, ParallelismOut, SearchSummary, SystemSpec
 from .training_defaults import DEFAULT_ACCELERATOR, TrainingRunResolved, resolve_run
-from .training_setup import resolve_setup
+from .training_setup import check_host_link, resolve_setup
 
 STEP_FORMULA = "training step-time model (perf/step_time.py)"
 MEMORY_FORMULA = "training memory model (perf/memory.py)"
@@ -60,6 +60,7 @@ def resolve_training(w: TrainingWorkload, catalog: Catalog) -> ResolvedTraining:
     hw = resolve_hardware(w.compute, catalog, trace, w.fabric.node_scale_out_bandwidth)
     setup = resolve_setup(w, arch, run, trace)
     check_precision(setup, hw)
+    check_host_link(w.compute.parallelism.activation_offload_layers, hw)
     return ResolvedTraining(arch=arch, run=run, hardware=hw, setup=setup, trace=trace)
 
 
@@ -123,7 +124,8 @@ def compute_layer(best: RankedLayout, hw: Hardware, accelerator_name: str, w: Tr
                                    sequence_parallel=best.sequence_parallel, zero_stage=best.zero_stage,
                                    first_stage_layers=best.first_stage_layers,
                                    middle_stage_layers=best.middle_stage_layers,
-                                   last_stage_layers=best.last_stage_layers, pipeline_layout=best.pipeline_layout),
+                                   last_stage_layers=best.last_stage_layers, pipeline_layout=best.pipeline_layout,
+                                   activation_offload_layers=best.activation_offload_layers),
         step_time_s=best.step_time_s, step_breakdown_s=best.step_breakdown_s, tokens_per_s=best.tokens_per_s,
         tokens_per_s_per_gpu=best.tokens_per_s / gpus, model_tflops_per_gpu=best.model_flops_per_gpu_per_s / 1e12,
         mfu=best.mfu, mfu_basis=mfu_basis, memory_per_gpu_bytes=best.memory_per_gpu_bytes,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..arch.model import ModelArch
 from ..errors import InputError
 from ..intake.training import TrainingWorkload
-from ..perf.layout import RECOMPUTE_NAMES, TrainingSetup, recompute_modes_for
+from ..perf.layout import RECOMPUTE_NAMES, Hardware, TrainingSetup, recompute_modes_for
 from ..perf.step_time import FA1_RELATIVE_SPEED
 from ..provenance import Trace
 from .training_defaults import TrainingRunResolved
@@ -37,9 +37,39 @@ def _mla_only(w: TrainingWorkload, arch: ModelArch) -> None:
                          f"{arch.name} has no MLA (allowed: {allowed})")
 
 
+def _offload_rules(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved) -> None:
+    """Megatron-Core's activation offload: fewer layers than the model's, pp 1, no recompute
+    (transformer_config.py __post_init__), in a framework that offloads layers (perf/offload.py)."""
+    p = w.compute.parallelism
+    n = p.activation_offload_layers
+    if not n:
+        return
+    key = "compute.parallelism.activation_offload_layers"
+    if not run.framework.layer_offload:
+        raise InputError(key, n, f"0 or unset: the {run.framework.id} framework profile offloads no whole layers "
+                                 "(megatron and nemo do: cpu_offloading_num_layers)")
+    if n >= arch.layers:
+        raise InputError(key, n, f"fewer than the model's {arch.layers} layers (Megatron-Core's rule)")
+    if p.recompute not in (None, "none"):
+        raise InputError(key, n, f"0 or unset with recompute {p.recompute}: Megatron-Core refuses activation "
+                                 "offload beside recompute")
+    if p.pp not in (None, 1):
+        raise InputError(key, n, f"0 or unset with pp {p.pp}: Megatron-Core offloads with pp 1 only")
+
+
+def check_host_link(offload_layers: int | None, hw: Hardware) -> None:
+    """Pinned activation offload needs the GPU's host link (catalog pcie_bandwidth_bytes_per_s or
+    host_link_bytes_per_s) to cost the copies."""
+    if offload_layers and not hw.host_link_bytes_per_s:
+        raise InputError("compute.parallelism.activation_offload_layers", offload_layers,
+                         f"0 or unset: the catalog has no host link bandwidth for {hw.accelerator_id} "
+                         "(pcie_bandwidth_bytes_per_s or host_link_bytes_per_s), so the copies cannot be costed")
+
+
 def resolve_setup(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, trace: Trace) -> TrainingSetup:
     _moe_only(w, arch)
     _mla_only(w, arch)
+    _offload_rules(w, arch, run)
     if w.training.attention_kernel is not None:
         kernel = trace.given("training.attention_kernel", w.training.attention_kernel)
     else:
