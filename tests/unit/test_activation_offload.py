@@ -151,3 +151,21 @@ def test_plan_names_the_offloaded_layers_in_the_table_and_the_json(tmp_path: Pat
     doc = json.loads(runner.invoke(app, ["plan", str(path), "--json"]).output)
     assert doc["layouts"][0]["activation_offload_layers"] == 30
     assert doc["layouts"][0]["step_breakdown_s"]["offload_exposed"] > 0
+
+
+@pytest.mark.parametrize(("accelerator", "precision", "mbs", "layers"), [
+    ("gb300", "bf16", 2, 30), ("gb300", "fp8", 2, 20), ("gb200", "bf16", 1, 20), ("gb200", "fp8", 2, 40),
+    ("b200", "fp8", 1, 5)])
+def test_every_megatron_bridge_llama3_70b_offload_config_fits_as_configured(
+        accelerator: str, precision: str, mbs: int, layers: int) -> None:
+    """The runs of llama3_workload_base_configs.py that offload (Megatron-FSDP on 64 GPUs, no
+    recompute): each fits with its configured count, and the fewest the planner finds is at most
+    a couple of layers above it (the configs keep a margin where the micro-batch is 1)."""
+    intake = _gb300_recipe(micro_batch_size=mbs)
+    intake["compute"]["accelerator"] = accelerator
+    intake["training"]["precision"] = precision
+    auto = compile_workload(intake)
+    assert auto.feasible
+    assert auto.compute.parallelism.activation_offload_layers <= layers + 2
+    intake["compute"]["parallelism"]["activation_offload_layers"] = layers
+    assert compile_workload(intake).feasible
