@@ -169,3 +169,17 @@ def test_every_megatron_bridge_llama3_70b_offload_config_fits_as_configured(
     assert auto.compute.parallelism.activation_offload_layers <= layers + 2
     intake["compute"]["parallelism"]["activation_offload_layers"] = layers
     assert compile_workload(intake).feasible
+
+
+@pytest.mark.parametrize(("accelerator", "precision", "layers"), [("gb300", "bf16", 40), ("gb300", "fp8", 10),
+                                                                  ("gb200", "fp8", 95)])
+def test_every_megatron_bridge_llama31_405b_offload_config_fits_as_configured(
+        accelerator: str, precision: str, layers: int) -> None:
+    """llama31_workload_base_configs.py: 128 GPUs, tp 2, Megatron-FSDP, global batch 64, no recompute,
+    cpu_offloading_num_layers 40 / 10 / 95. Each fits with its count (a tight fit, within the memory
+    model's error, is a fit)."""
+    intake = _gb300_recipe(tp=2, micro_batch_size=1, activation_offload_layers=layers)
+    intake["model"]["preset"] = "llama3.1-405b"
+    intake["training"] |= {"precision": precision, "global_batch_size": 64}
+    intake["compute"] |= {"accelerator": accelerator, "gpus": 128}
+    assert compile_workload(intake).feasible
