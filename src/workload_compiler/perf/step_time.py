@@ -35,6 +35,7 @@ from . import offload
 from .efficiency import gemm_time_s, memory_bound_s
 from .fitted import FITTED, TrainingConstants
 from .layout import PEAK_CLASS, FloatArray, Hardware, Layout, TrainingSetup
+from .memory import training_memory_detail
 from .stages import resolve_stages
 
 STEP_TERMS = ("compute", "memory_bound", "tp_comm", "cp_comm_exposed", "ep_comm",
@@ -277,7 +278,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
                                            gather_bytes)
     terms = {t: micro * sum(sel[r] * rank_terms[r][t] for r in range(3)) for t in MB_TERMS}
     terms |= {"pp_bubble": bubble, "pp_p2p": p2p, "dp_comm_exposed": dp_exposed, "optimizer": optimizer,
-              "offload_exposed": _offload_exposed(a, setup, layout, hw, rank_terms[0]["compute"], st.layers[0], micro)}
+              "offload_exposed": _offload_exposed(a, setup, layout, hw, rank_terms[0]["compute"], micro)}
     shape = layout.shape     # a property over every field: once, not once per term
     breakdown = {n: np.broadcast_to(np.asarray(terms[n], dtype=f64), shape) for n in STEP_TERMS}
     step = np.asarray(sum(breakdown.values()), dtype=f64)
@@ -288,12 +289,11 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
 
 
 def _offload_exposed(a: ModelArch, setup: TrainingSetup, layout: Layout, hw: Hardware, rank_compute_s: FloatArray,
-                     layers: FloatArray, micro: FloatArray) -> FloatArray:
+                     micro: FloatArray) -> FloatArray:
     """Activation offload's copies left exposed (perf/offload.py); offload runs at pp 1 only, so the
     first rank is the whole model. Its compute is forward + backward (3x the forward, no recompute)."""
     if not np.any(np.asarray(layout.offload) > 0):
         return np.asarray(0.0)
-    from .memory import training_memory_detail  # memory reads the step model's stages only lazily
     d = training_memory_detail(a, setup, dataclasses.replace(layout, offload=np.asarray(0)))
     n = np.maximum(d["layers_first"], 1.0)
     forward_per_layer = rank_compute_s / (3.0 * n)
