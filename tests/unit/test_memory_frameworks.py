@@ -156,15 +156,19 @@ def test_moe_dispatch_buffers_join_the_working_set() -> None:
     assert ep8 - no_ep == pytest.approx(pairs * with_ep)
 
 
-def test_moe_routed_activations_scale_with_etp_over_tp() -> None:
+@pytest.mark.parametrize(("framework", "kept_per_pair"), [
+    ("megatron", 2),   # the grouped-GEMM input; the probs weigh act(fc1) inside the experts
+    ("generic", 4),    # + the expert output the probability-weighted combine keeps
+])
+def test_moe_routed_activations_scale_with_etp_over_tp(framework: str, kept_per_pair: int) -> None:
     """Balanced routing: a GPU handles tokens x top_k x etp / tp (token, expert) pairs, each with
     1/etp of the expert hidden; EP re-distributes pairs without changing their count."""
-    s = setup("megatron", seq=4096)
+    s = setup(framework, seq=4096)
     a = run(MOE, s, tp=2, sp=True, dp=4, ep=2, etp=1)
     b = run(MOE, s, tp=2, sp=True, dp=4, ep=2, etp=2)
     c = run(MOE, s, tp=2, sp=True, dp=4, ep=8, etp=1)
     h, f, k = MOE.hidden_size, MOE.moe_ffn_hidden_size, MOE.moe_top_k
-    per_pair_in = 2 * h + 2 * h                    # grouped-GEMM input + expert output for the combine
+    per_pair_in = kept_per_pair * h
     tokens = 4096
     delta = b["activations_stored_first"] - a["activations_stored_first"]
     assert delta == pytest.approx(MOE.layers * tokens * k * per_pair_in * (2 - 1) / 2)
@@ -182,3 +186,30 @@ def test_router_terms_are_per_expert_on_the_layer_s_tokens() -> None:
     assert t["router_probs"].sharding == "replicated"
     assert coefficients([t["expert_in"], t["expert_out"]]).expert_in == 4 * MOE.hidden_size
     assert np.isfinite(t["router_probs"].bytes_per_token)
+
+
+@pytest.mark.parametrize("intake", [
+    # Megatron-Bridge deepseek_workload_base_configs.py DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_CS_V1
+    {"model": {"preset": "deepseek-v3"}, "training": {"global_batch_size": 2048, "precision": "fp8"},
+     "compute": {"accelerator": "gb300", "gpus": 256, "parallelism": {
+         "tp": 1, "pp": 2, "dp": 128, "ep": 32, "vp": 8, "micro_batch_size": 2, "recompute": "mla_up_proj",
+         "ep_dispatcher": "hybridep", "pipeline_layout": "Et*4|(t*4|)*14tmL"}}},
+    # DEEPSEEK_V3_PRETRAIN_CONFIG_B300_NVFP4_V1
+    {"model": {"preset": "deepseek-v3"}, "training": {"global_batch_size": 2048, "precision": "nvfp4"},
+     "compute": {"accelerator": "b300", "gpus": 256, "parallelism": {
+         "tp": 1, "pp": 8, "dp": 32, "ep": 8, "vp": 2, "micro_batch_size": 2, "recompute": "mla_up_proj",
+         "ep_dispatcher": "hybridep"}}},
+    # kimi_workload_base_configs.py KIMI_K2_PRETRAIN_CONFIG_B300_BF16
+    {"model": {"preset": "kimi-k2"}, "training": {"global_batch_size": 4096, "precision": "bf16"},
+     "compute": {"accelerator": "b300", "gpus": 256, "parallelism": {
+         "tp": 1, "pp": 16, "dp": 16, "ep": 16, "vp": 1, "micro_batch_size": 2, "recompute": "mla_up_proj"}}},
+], ids=["deepseek-v3-gb300-fp8", "deepseek-v3-b300-nvfp4", "kimi-k2-b300-bf16"])
+def test_megatron_bridge_moe_configs_that_ran_fit_as_stated(intake: dict[str, Any]) -> None:
+    """Published Blackwell Ultra MoE configs, as their files state them: each was 'does not fit'
+    while the experts' outputs were counted as kept for the combine (26-39% of a MoE layer's
+    stored activations), which Megatron-Core's probability-weighted activation does not keep."""
+    from workload_compiler import compile_workload
+    doc = {"kind": "training", **intake}
+    doc["training"] |= {"tokens": "1T", "seq_len": 4096, "framework": "nemo"}
+    spec = compile_workload(doc)
+    assert spec.feasible, spec.binding_constraint

@@ -27,7 +27,7 @@ from workload_compiler.validation.training_intake import NotCompiled, RecordInta
 from workload_compiler.validation.training_suite import TrainingCase, step_row, training_cases
 
 # The budget perf/fitted.py records (tools/fit_training.py); a regression past it (+ a margin) fails.
-OVERALL_MAPE_LIMIT_PCT = 6.73 + 0.5
+OVERALL_MAPE_LIMIT_PCT = 6.67 + 0.5
 GROUP_MAPE_LIMIT_PCT = 16.0 + 1.0
 
 
@@ -153,17 +153,19 @@ def test_h100_llama3_70b_fp8_runs_as_its_config_without_recompute(compiled) -> N
         assert int(np.asarray(cases[i].layout.recompute)) == 0, i
 
 
-def test_deepseek_v3_runs_with_the_mla_up_projection_recompute_of_its_configs(compiled) -> None:  # type: ignore[no-untyped-def]
+def test_deepseek_v3_on_gb200_fits_without_full_recompute_as_its_configs_run(compiled) -> None:  # type: ignore[no-untyped-def]
     """NVIDIA-NeMo/Megatron-Bridge scripts/performance/configs/deepseek/deepseek_workload_base_configs.py:
-    DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_FP8_MX_V1, _GB200_BF16_V1 and _B200_V1 set
-    recompute_modules=["mla_up_proj"]. Free to choose, the planner picks that mode for both GB200 rows
-    (forced into full recompute before, +34% and +36%: the BF16 one fits only in the 184.31 GiB a
-    GB200 process sees, not in the vendor's 186e9 B) and lands within 5% of the published steps."""
+    DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_FP8_MX_V1 and _GB200_BF16_V1 set recompute_modules=["mla_up_proj"].
+    Free to choose, the planner keeps both GB200 rows off full recompute (forced into it before,
+    +34% and +36%: the BF16 one fits only in the 184.31 GiB a GB200 process sees, not in the
+    vendor's 186e9 B): the configs' mla_up_proj, or none where the memory model finds that fits
+    (the experts keep no output since their activation carries the routing probabilities), and
+    lands within 5% of the published steps."""
     cases, _ = compiled
     for rid in ("mbridge_2511_pretraining_gb200_deepseekv3_w_o_mtp_fp8mx_256gpu",
                 "mbridge_2511_pretraining_gb200_deepseekv3_w_o_mtp_bf16_256gpu"):
         case = cases[rid]
-        assert int(np.asarray(case.layout.recompute)) == 5, rid
+        assert int(np.asarray(case.layout.recompute)) in (0, 5), rid
         assert abs(step_row(case).error) < 0.05, rid
 
 

@@ -191,7 +191,8 @@ def _mlp(a: ModelArch, ffn: float, sharding: Sharding, in_sharding: Sharding, pr
 
 
 def saved_tensors(a: ModelArch, *, moe_layer: bool, flash: bool = True, dropout: bool = False,
-                  gemm_in: float = ACT_BYTES) -> tuple[list[SavedTensor], list[SavedTensor]]:
+                  gemm_in: float = ACT_BYTES, probs_in_activation: bool = False,
+                  ) -> tuple[list[SavedTensor], list[SavedTensor]]:
     """(tensors stored without recompute, matmul outputs in forward order) of one layer; `gemm_in`
     is the bytes per element of the inputs the GEMMs keep for their weight gradient (see
     `gemm_input_bytes`)."""
@@ -213,9 +214,12 @@ def saved_tensors(a: ModelArch, *, moe_layer: bool, flash: bool = True, dropout:
             mm += smm
         # Per routed (token, expert) pair: the permuted token as the grouped GEMM's fc1 input, and
         # the expert output the probability-weighted combine saves for the gradient of the probs
-        # (moe_utils.unpermute: permuted_tokens * permuted_probs).
-        t += [SavedTensor("expert_in", gemm_in * h, "expert_in", "linear_in"),
-              SavedTensor("expert_out", ACT_BYTES * h, "expert_in", "moe_misc")]
+        # (moe_utils.unpermute: permuted_tokens * permuted_probs) - unless the probs weigh the
+        # activation inside the experts (`probs_in_activation`: Megatron-Core's experts.py
+        # activation_func_with_probs, act(fc1) * probs before fc2; the combine then keeps nothing).
+        t.append(SavedTensor("expert_in", gemm_in * h, "expert_in", "linear_in"))
+        if not probs_in_activation:
+            t.append(SavedTensor("expert_out", ACT_BYTES * h, "expert_in", "moe_misc"))
         et, emm = _mlp(a, a.moe_ffn_hidden_size, "expert_hidden", "expert_in", "expert_", gemm_in)
         t += et
         mm += emm
@@ -229,9 +233,11 @@ def saved_tensors(a: ModelArch, *, moe_layer: bool, flash: bool = True, dropout:
 
 
 def policy_tensors(a: ModelArch, policy: Policy, *, moe_layer: bool, flash: bool = True,
-                   dropout: bool = False, gemm_in: float = ACT_BYTES) -> list[SavedTensor]:
+                   dropout: bool = False, gemm_in: float = ACT_BYTES,
+                   probs_in_activation: bool = False) -> list[SavedTensor]:
     """The tensors one layer keeps between its forward and backward under `policy`."""
-    stored, mm = saved_tensors(a, moe_layer=moe_layer, flash=flash, dropout=dropout, gemm_in=gemm_in)
+    stored, mm = saved_tensors(a, moe_layer=moe_layer, flash=flash, dropout=dropout, gemm_in=gemm_in,
+                               probs_in_activation=probs_in_activation)
     if policy == "none":
         return stored
     if policy == "attention_core":
@@ -280,13 +286,15 @@ class LayerActivations:
 
 @lru_cache(maxsize=128)       # ModelArch is frozen (hashable); compile calls this per layout
 def layer_activations(a: ModelArch, *, moe_layer: bool, flash: bool = True,
-                      dropout: bool = False, gemm_in: float = ACT_BYTES) -> LayerActivations:
+                      dropout: bool = False, gemm_in: float = ACT_BYTES,
+                      probs_in_activation: bool = False) -> LayerActivations:
     """Coefficients for every policy. In backward a recomputing layer materializes its whole
     no-recompute set again (an upper bound for op_sac, exact for full), and the gradients of the
     MLP hidden and activation outputs are live together (largest activation-gradient moment)."""
-    full_set = policy_tensors(a, "none", moe_layer=moe_layer, flash=flash, dropout=dropout, gemm_in=gemm_in)
+    full_set = policy_tensors(a, "none", moe_layer=moe_layer, flash=flash, dropout=dropout, gemm_in=gemm_in,
+                              probs_in_activation=probs_in_activation)
     stored = {p: coefficients(policy_tensors(a, p, moe_layer=moe_layer, flash=flash, dropout=dropout,
-                                             gemm_in=gemm_in))
+                                             gemm_in=gemm_in, probs_in_activation=probs_in_activation))
               for p in POLICIES}
     everything = coefficients(full_set)
     core = coefficients([x for x in full_set if x.group == "attn_core"])

@@ -73,6 +73,7 @@ class FrameworkProfile:
     activation_offload_fraction: float = 0.0   # of the stored layer activations, moved to host
     optimizer_offload_fraction: float = 0.0    # of the optimizer states (and fp32 master), on host
     layer_offload: bool = False           # offloads whole layers' activations on request (perf/offload.py)
+    moe_probs_in_activation: bool = False  # MoE routing probs weigh act(fc1) inside the experts: no expert output kept
     # ---- runtime: which allocator's fitted reserve applies (perf/fitted_memory.py)
     allocator: Allocator = "pytorch"
     # ---- for the step-time model: bytes per element on the wire

@@ -106,7 +106,8 @@ def _activation_tables(arch: ModelArch, setup: TrainingSetup, layout: Layout, in
     work: FloatArray = np.zeros(())
     for is_moe in ((False, True) if arch.is_moe else (False,)):   # layer kinds, not layouts
         la = layer_activations(arch, moe_layer=is_moe, flash=setup.flash_attention, dropout=fw.dropout,
-                               gemm_in=gemm_input_bytes(setup.precision, fw.lowp_saved_gemm_inputs))
+                               gemm_in=gemm_input_bytes(setup.precision, fw.lowp_saved_gemm_inputs),
+                               probs_in_activation=fw.moe_probs_in_activation)
         store_tab = _code_table([la.stored[p] for p in _CODE_POLICIES], arch, seq)
         work_tab = _code_table([la.recomputed[p] + la.gradients for p in _CODE_POLICIES], arch, seq)
         e = etp_over_tp if is_moe else None
