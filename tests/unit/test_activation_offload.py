@@ -183,3 +183,20 @@ def test_every_megatron_bridge_llama31_405b_offload_config_fits_as_configured(
     intake["training"] |= {"precision": precision, "global_batch_size": 64}
     intake["compute"] |= {"accelerator": accelerator, "gpus": 128}
     assert compile_workload(intake).feasible
+
+
+def test_the_record_memory_invariant_judges_with_the_planners_offload() -> None:
+    """validation/record_layout.py least_memory: a record stating no recompute at pp 1 is judged
+    with the leanest offload where the planner may offload, and without it where it may not."""
+    from workload_compiler.validation.record_layout import MemoryCase, least_memory
+    arch = preset("llama3-70b")
+    fw = framework_profile("nemo")
+    setup = TrainingSetup(seq_len=8192, global_batch_size=128, precision="bf16", framework=fw)
+    layout = Layout.of(tp=1, pp=1, dp=64, cp=1, ep=1, etp=1, vp=1, mbs=2, recompute=0, sp=False, zero=3)
+    case = MemoryCase(id="gb300-recipe", arch=arch, setup=setup, layout=layout, hbm_bytes=279e9,
+                      accelerator="gb300", framework=fw, recompute_codes=(0,), notes=())
+    without, _ = least_memory(case)
+    with_offload, code = least_memory(dataclasses.replace(case, offload_allowed=True))
+    assert without["total"] > 279e9 > with_offload["total"] and code == 0
+    expected = training_memory_bytes(arch, setup, dataclasses.replace(layout, offload=np.asarray(79)))["total"]
+    assert with_offload["total"] == pytest.approx(float(expected))

@@ -33,6 +33,8 @@ def recompute_modes_for(is_mla: bool, modes: tuple[int, ...]) -> tuple[int, ...]
     multi-latent attention's up-projections, so without MLA it would be `none` again."""
     return tuple(c for c in modes if is_mla or c != RECOMPUTE_CODES["mla_up_proj"])
 STAGE_FIELDS = ("first_layers", "mid_layers", "last_layers", "mid_mtp", "first_lead", "mid_lead", "last_lead")
+# Layout fields `Layout.of` may leave out, with their defaults: the even stage split and no offload.
+_OPTIONAL: dict[str, int] = {name: 0 if name == "mid_mtp" else -1 for name in STAGE_FIELDS} | {"offload": 0}
 # Training precisions -> the tensor-core peak their GEMMs run at. fp8 is per-tensor scaling (delayed
 # or current); fp8_blockwise is DeepSeek-V3's 1x128 activation / 128x128 weight blocks
 # (arXiv:2412.19437 §3.3.2; Megatron-Core --fp8-recipe blockwise); mxfp8 the OCP MX format (32-element
@@ -80,13 +82,11 @@ class Layout:
     @classmethod
     def of(cls, **values: Any) -> Layout:
         """Build from scalars or sequences; every field must be given except the stage split
-        (first_layers, mid_layers, last_layers, mid_mtp and the chunk-0 leads: the even split by default)."""
+        (first_layers, mid_layers, last_layers, mid_mtp and the chunk-0 leads: the even split by
+        default) and the offloaded layers (none)."""
         arrays: dict[str, Any] = {}
         for f in fields(cls):
-            if f.name not in values and f.name in (*STAGE_FIELDS, "offload"):
-                v = 0 if f.name in ("mid_mtp", "offload") else -1
-            else:
-                v = values[f.name]
+            v = values.get(f.name, _OPTIONAL[f.name]) if f.name in _OPTIONAL else values[f.name]
             arrays[f.name] = np.asarray(v, dtype=np.bool_ if f.name == "sp" else np.int64)
         return cls(**arrays)
 

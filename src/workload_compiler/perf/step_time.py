@@ -278,7 +278,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
                                            gather_bytes)
     terms = {t: micro * sum(sel[r] * rank_terms[r][t] for r in range(3)) for t in MB_TERMS}
     terms |= {"pp_bubble": bubble, "pp_p2p": p2p, "dp_comm_exposed": dp_exposed, "optimizer": optimizer,
-              "offload_exposed": _offload_exposed(a, setup, layout, hw, rank_terms[0]["compute"], micro)}
+              "offload_exposed": _offload_exposed(a, setup, layout, hw,
+                                                  rank_terms[0]["compute"] - single * head_t["compute"], micro)}
     shape = layout.shape     # a property over every field: once, not once per term
     breakdown = {n: np.broadcast_to(np.asarray(terms[n], dtype=f64), shape) for n in STEP_TERMS}
     step = np.asarray(sum(breakdown.values()), dtype=f64)
@@ -288,15 +289,16 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
                       model_flops_per_gpu_per_s=flops, mfu=flops / peak, mfu_bf16=flops / hw.peak_flops_bf16)
 
 
-def _offload_exposed(a: ModelArch, setup: TrainingSetup, layout: Layout, hw: Hardware, rank_compute_s: FloatArray,
+def _offload_exposed(a: ModelArch, setup: TrainingSetup, layout: Layout, hw: Hardware, layers_compute_s: FloatArray,
                      micro: FloatArray) -> FloatArray:
     """Activation offload's copies left exposed (perf/offload.py); offload runs at pp 1 only, so the
-    first rank is the whole model. Its compute is forward + backward (3x the forward, no recompute)."""
+    first rank is the whole model. `layers_compute_s`: its decoder layers' compute per micro-batch,
+    forward + backward (3x the forward: no recompute)."""
     if not np.any(np.asarray(layout.offload) > 0):
         return np.asarray(0.0)
     d = training_memory_detail(a, setup, dataclasses.replace(layout, offload=np.asarray(0)))
     n = np.maximum(d["layers_first"], 1.0)
-    forward_per_layer = rank_compute_s / (3.0 * n)
+    forward_per_layer = layers_compute_s / (3.0 * n)
     return offload.exposed_s(d["activations_stored_first"] / n, forward_per_layer, layout.offload, micro, hw)
 
 

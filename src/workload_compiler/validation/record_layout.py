@@ -35,6 +35,7 @@ from ..intake.training import TrainingWorkload
 from ..perf.framework import FrameworkProfile
 from ..perf.layout import RECOMPUTE_CODES, Layout, TrainingSetup, recompute_modes_for
 from ..perf.memory import training_memory_bytes
+from ..perf.offload import offload_possible
 from ..provenance import Trace
 from ..spine.training import resolve_training
 from ..spine.training_defaults import resolve_run
@@ -52,6 +53,7 @@ class MemoryCase:
     framework: FrameworkProfile
     recompute_codes: tuple[int, ...]      # the stated one, or every mode the framework offers
     notes: tuple[str, ...]
+    offload_allowed: bool = False         # the planner may offload layers here (perf/offload.py offload_possible)
 
 
 class NotExpressible(Exception):
@@ -76,7 +78,7 @@ def memory_case(rec: dict[str, Any]) -> MemoryCase:
     notes = list(ri.notes)
     w = parse_workload(intake)
     assert isinstance(w, TrainingWorkload)
-    arch, setup, hbm, acc = _resolve(w, notes)
+    arch, setup, hbm, acc, offload_allowed = _resolve(w, notes)
     arch = _tied_if_stated(arch, rec, intake, notes)
     fw = setup.framework
     par = w.compute.parallelism
@@ -91,17 +93,20 @@ def memory_case(rec: dict[str, Any]) -> MemoryCase:
     layout = Layout.of(tp=tp, pp=pp, dp=par.dp, cp=cp, ep=par.ep or 1, etp=par.etp or 1, vp=par.vp or 1,
                        mbs=par.micro_batch_size or 1, recompute=code, sp=bool(sp), zero=zero)
     return MemoryCase(id=ri.id, arch=arch, setup=setup, layout=layout, hbm_bytes=hbm, accelerator=acc,
-                      framework=fw, recompute_codes=tuple(codes), notes=tuple(notes))
+                      framework=fw, recompute_codes=tuple(codes), notes=tuple(notes),
+                      offload_allowed=offload_allowed and par.activation_offload_layers is None)
 
 
-def _resolve(w: TrainingWorkload, notes: list[str]) -> tuple[ModelArch, TrainingSetup, float, str]:
-    """The spine's resolution; where the catalog cannot build the accelerator's performance view
-    (a number the step-time model needs is unpublished), the memory model still runs: the same
-    model and run resolution and the accelerator's memory, noted."""
+def _resolve(w: TrainingWorkload, notes: list[str]) -> tuple[ModelArch, TrainingSetup, float, str, bool]:
+    """The spine's resolution, and whether the planner may offload layers there; where the catalog
+    cannot build the accelerator's performance view (a number the step-time model needs is
+    unpublished), the memory model still runs: the same model and run resolution and the
+    accelerator's memory, noted (and no offload: no host link)."""
     catalog = load_catalog()
     try:
         r = resolve_training(w, catalog)
-        return r.arch, r.setup, r.hardware.hbm_bytes, r.hardware.accelerator_id
+        return (r.arch, r.setup, r.hardware.hbm_bytes, r.hardware.accelerator_id,
+                offload_possible(r.setup, r.hardware))
     except InputError as exc:
         if exc.field != "compute.accelerator" or w.compute.accelerator is None:
             raise NotExpressible(f"intake not resolved: {exc}") from None
@@ -113,7 +118,7 @@ def _resolve(w: TrainingWorkload, notes: list[str]) -> tuple[ModelArch, Training
     run = resolve_run(w, arch, trace)
     setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size, precision=run.precision,
                           flash_attention=w.training.attention_kernel != "unfused", framework=run.framework)
-    return arch, setup, acc.process_memory_bytes, acc.id
+    return arch, setup, acc.process_memory_bytes, acc.id, False
 
 
 def _tied_if_stated(arch: ModelArch, rec: dict[str, Any], intake: dict[str, Any], notes: list[str]) -> ModelArch:
@@ -152,12 +157,19 @@ def memory_cases(records: list[dict[str, Any]]) -> tuple[list[MemoryCase], list[
 
 def least_memory(case: MemoryCase) -> tuple[dict[str, float], int]:
     """The memory terms (bytes per GPU, the most loaded rank) under the case's recompute modes that
-    needs the least, and that mode's code."""
+    needs the least, and that mode's code. Where the planner may offload layers (pp 1, no
+    recompute), the leanest offload (every layer but one) is among the candidates, as it is the
+    planner's: the invariant judges with the rules compile uses."""
     best: tuple[dict[str, float], int] | None = None
+    pp1 = int(np.asarray(case.layout.pp)) == 1
     for code in case.recompute_codes:
         layout = dataclasses.replace(case.layout, recompute=np.asarray(code, dtype=np.int64))
-        terms = {k: float(v) for k, v in training_memory_bytes(case.arch, case.setup, layout).items()}
-        if best is None or terms["total"] < best[0]["total"]:
-            best = (terms, code)
+        candidates = [layout]
+        if case.offload_allowed and pp1 and code == RECOMPUTE_CODES["none"] and case.arch.layers > 1:
+            candidates.append(dataclasses.replace(layout, offload=np.asarray(case.arch.layers - 1)))
+        for candidate in candidates:
+            terms = {k: float(v) for k, v in training_memory_bytes(case.arch, case.setup, candidate).items()}
+            if best is None or terms["total"] < best[0]["total"]:
+                best = (terms, code)
     assert best is not None
     return best
