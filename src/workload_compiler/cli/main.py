@@ -10,7 +10,11 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import typer
+from .startup import tune_process
+
+tune_process()   # before typer and pydantic load (cli/startup.py says why)
+
+import typer  # noqa: E402
 
 app = typer.Typer(
     name="wkc",
