@@ -68,6 +68,18 @@ def test_h100_sxm_matches_nvidia_datasheet(cat: Catalog) -> None:
     assert h.scale_out_bandwidth_bytes_per_s == 8 * 400e9 / 8 / 8
 
 
+def test_measured_visible_memory_is_the_vendor_figure_read_as_gib(cat: Catalog) -> None:
+    """Every driver-visible capacity in the catalog (torch's 'total capacity of N GiB', each cited
+    beside its number) sits within 2.6 GiB below the vendor's "GB" read as GiB: HBM stacks are
+    binary and the driver keeps a share (H100 80 -> 79.11, B200 180 -> 178.35, GB300 279 -> 276.50,
+    MI300X 192 -> 191.98). A figure entered in decimal bytes (B300 270e9 = 251 GiB) fails here."""
+    measured = {a.id: a for a in cat.accelerators.values() if a.memory_visible_bytes is not None}
+    assert {"h100-sxm", "h200-sxm", "h800", "b200", "gb200", "b300", "gb300", "mi300x"} <= set(measured)
+    for a in measured.values():
+        vendor_gib, visible_gib = a.memory_bytes / 1e9, a.process_memory_bytes / 2**30
+        assert vendor_gib - 2.6 <= visible_gib <= vendor_gib, (a.id, vendor_gib, visible_gib)
+
+
 def test_dense_is_below_sparse_where_both_are_given(cat: Catalog) -> None:
     checked = 0
     for acc in cat.accelerators.values():
