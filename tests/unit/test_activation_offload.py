@@ -18,7 +18,14 @@ from workload_compiler.catalog.loader import load_catalog
 from workload_compiler.errors import InputError
 from workload_compiler.perf.layout import Layout, TrainingSetup
 from workload_compiler.perf.memory import training_memory_bytes, training_memory_detail
-from workload_compiler.perf.offload import copy_efficiency, exposed_s, fewest_layers_to_fit, kept_fraction
+from workload_compiler.perf.offload import (
+    applies,
+    copy_efficiency,
+    exposed_s,
+    fewest_layers_to_fit,
+    kept_fraction,
+    most_layers,
+)
 from workload_compiler.perf.step_time import training_step
 from workload_compiler.spine.training_setup import check_host_link
 
@@ -37,6 +44,14 @@ def _gb300_recipe(**parallelism: Any) -> dict[str, Any]:
 def test_kept_fraction_keeps_one_offloaded_layer_in_transit() -> None:
     assert float(kept_fraction(np.asarray(0), np.asarray(80.0))) == 1.0
     assert float(kept_fraction(np.asarray(30), np.asarray(80.0))) == pytest.approx(51 / 80)
+
+
+def test_offload_applies_at_pp1_without_recompute_and_needs_two_layers_to_free_any() -> None:
+    """Megatron-Core: pp 1, no recompute, fewer layers than the model's; with one layer always in
+    transit (kept_fraction), offloading 1 of 2 layers frees nothing."""
+    assert applies(np.asarray([1, 1, 2]), np.asarray([0, 2, 0])).tolist() == [True, False, False]
+    assert most_layers(80) == 79 and most_layers(3) == 2
+    assert most_layers(2) is None and float(kept_fraction(np.asarray(1), np.asarray(2.0))) == 1.0
 
 
 def test_memory_drops_by_the_offloaded_layers_stored_activations() -> None:

@@ -36,19 +36,25 @@ class ParamCounts:
     non_expert_params: float          # everything else (sharded by TP/PP)
 
 
+def mla_up_projections(a: ModelArch) -> tuple[float, float]:
+    """Weights of multi-latent attention's (q, kv) up-projections: Q from the q low rank (from the
+    hidden state when q is not factorized), K-nope and V from the kv low rank (DeepSeek-V2
+    arXiv:2405.04434 §2.1.2). The tensors Megatron-Core's mla_up_proj recompute rebuilds."""
+    qk = a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim
+    q_up = (a.mla_q_lora_rank or a.hidden_size) * a.attention_heads * qk
+    kv_up = a.mla_kv_lora_rank * a.attention_heads * (a.mla_qk_nope_head_dim + a.mla_v_head_dim)
+    return float(q_up), float(kv_up)
+
+
 def attention_params(a: ModelArch) -> float:
     """Weights of one attention block: q, k, v, o projections (MHA/GQA) or the MLA factorization."""
     h = a.hidden_size
     if a.is_mla:
-        qk = a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim
-        if a.mla_q_lora_rank:
-            q = h * a.mla_q_lora_rank + a.mla_q_lora_rank + a.mla_q_lora_rank * a.attention_heads * qk
-        else:
-            q = h * a.attention_heads * qk
+        q_up, kv_up = mla_up_projections(a)
+        q_down = h * a.mla_q_lora_rank + a.mla_q_lora_rank if a.mla_q_lora_rank else 0
         kv_down = h * (a.mla_kv_lora_rank + a.mla_qk_rope_head_dim) + a.mla_kv_lora_rank
-        kv_up = a.mla_kv_lora_rank * a.attention_heads * (a.mla_qk_nope_head_dim + a.mla_v_head_dim)
         o = a.attention_heads * a.mla_v_head_dim * h
-        return float(q + kv_down + kv_up + o)
+        return float(q_down + q_up + kv_down + kv_up + o)
     q = h * a.attention_heads * a.head_dim
     kv = 2 * h * a.kv_heads * a.head_dim
     o = a.attention_heads * a.head_dim * h

@@ -44,6 +44,17 @@ def kept_fraction(offload: IntArray, layers: FloatArray) -> FloatArray:
     return np.asarray(1.0 - np.maximum(n - 1.0, 0.0) / np.maximum(layers, 1.0))
 
 
+def applies(pp: IntArray, recompute: IntArray) -> np.ndarray:
+    """Where Megatron-Core lets a layout offload layers: pipeline-parallel size 1, no recompute."""
+    return np.asarray((np.asarray(pp) == 1) & (np.asarray(recompute) == 0))
+
+
+def most_layers(layers: int) -> int | None:
+    """The most layers a rank can offload (Megatron-Core: fewer than num_layers), or None where
+    offload cannot free anything: with one layer always in transit, it takes at least 2 of >= 3."""
+    return layers - 1 if layers >= 3 else None
+
+
 def offload_possible(setup: TrainingSetup, hw: Hardware) -> bool:
     """The framework offloads whole layers and the catalog knows the host link."""
     return setup.framework.layer_offload and bool(hw.host_link_bytes_per_s)
@@ -67,11 +78,10 @@ def fewest_layers_to_fit(arch: ModelArch, setup: TrainingSetup, layout: Layout, 
     offloaded gives the bytes each layer moves (the model is linear in n); the count found is
     then checked by the caller's own evaluation."""
     shape = np.shape(total)
-    candidates = (np.broadcast_to(layout.pp, shape) == 1) & (np.broadcast_to(layout.recompute, shape) == 0) \
-        & (total > cap)
-    if not candidates.any() or arch.layers < 3:
+    candidates = np.broadcast_to(applies(layout.pp, layout.recompute), shape) & (total > cap)
+    most = most_layers(arch.layers)
+    if most is None or not candidates.any():
         return np.zeros(shape, dtype=np.int64)
-    most = arch.layers - 1
     lean = memory_detail(arch, setup, dataclasses.replace(layout, offload=np.asarray(most)))["total"]
     per_layer = (total - np.broadcast_to(lean, shape)) / (most - 1)       # bytes freed per layer offloaded
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -80,4 +90,5 @@ def fewest_layers_to_fit(arch: ModelArch, setup: TrainingSetup, layout: Layout, 
     return np.where(ok, need, 0.0).astype(np.int64)
 
 
-__all__ = ["copy_efficiency", "exposed_s", "fewest_layers_to_fit", "kept_fraction", "offload_possible"]
+__all__ = ["applies", "copy_efficiency", "exposed_s", "fewest_layers_to_fit", "kept_fraction", "most_layers",
+           "offload_possible"]

@@ -26,7 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..arch.counts import attention_flops_per_token, attention_params, param_counts, training_flops_per_token
+from ..arch.counts import (
+    attention_flops_per_token,
+    attention_params,
+    mla_up_projections,
+    param_counts,
+    training_flops_per_token,
+)
 from ..arch.model import ModelArch
 from ..catalog.kernel_ceilings import fraction
 from ..errors import InputError
@@ -163,8 +169,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     # more in backward; zero without MLA
     up_proj = 0.0 * tok
     if a.is_mla:
-        q_up = (a.mla_q_lora_rank or h) * a.attention_heads * (a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim)
-        kv_up = a.mla_kv_lora_rank * a.attention_heads * (a.mla_qk_nope_head_dim + a.mla_v_head_dim)
+        q_up, kv_up = mla_up_projections(a)
         up_proj = up_again * (gemm(2 * tok * q_up / tp) + gemm(2 * tok * kv_up / tp))
     dense_mlp = mlp(tok, a.ffn_hidden_size, tp) if a.dense_mlp_layers else 0.0 * tok
     # token copies per GPU after dispatch (SP), on the busiest expert rank

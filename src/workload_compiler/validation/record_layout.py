@@ -35,7 +35,7 @@ from ..intake.training import TrainingWorkload
 from ..perf.framework import FrameworkProfile
 from ..perf.layout import RECOMPUTE_CODES, Layout, TrainingSetup, recompute_modes_for
 from ..perf.memory import training_memory_bytes
-from ..perf.offload import offload_possible
+from ..perf.offload import applies, most_layers, offload_possible
 from ..provenance import Trace
 from ..spine.training import resolve_training
 from ..spine.training_defaults import resolve_run
@@ -161,12 +161,12 @@ def least_memory(case: MemoryCase) -> tuple[dict[str, float], int]:
     recompute), the leanest offload (every layer but one) is among the candidates, as it is the
     planner's: the invariant judges with the rules compile uses."""
     best: tuple[dict[str, float], int] | None = None
-    pp1 = int(np.asarray(case.layout.pp)) == 1
+    most = most_layers(case.arch.layers)
     for code in case.recompute_codes:
         layout = dataclasses.replace(case.layout, recompute=np.asarray(code, dtype=np.int64))
         candidates = [layout]
-        if case.offload_allowed and pp1 and code == RECOMPUTE_CODES["none"] and case.arch.layers > 1:
-            candidates.append(dataclasses.replace(layout, offload=np.asarray(case.arch.layers - 1)))
+        if case.offload_allowed and most is not None and bool(applies(layout.pp, layout.recompute)):
+            candidates.append(dataclasses.replace(layout, offload=np.asarray(most)))
         for candidate in candidates:
             terms = {k: float(v) for k, v in training_memory_bytes(case.arch, case.setup, candidate).items()}
             if best is None or terms["total"] < best[0]["total"]:
