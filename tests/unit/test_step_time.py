@@ -119,19 +119,36 @@ def test_moe_pays_for_all_to_all_across_nodes() -> None:
     assert float(dense.breakdown_s["ep_comm"]) == 0.0
 
 
-def test_ep_overlap_hides_the_all_to_all_under_the_layers_gemms() -> None:
-    """Megatron-Core --overlap-moe-expert-parallel-comm: each layer's all-to-all runs beside the
-    other micro-batch's GEMMs of that layer. What exceeds them stays exposed; what they cover costs
-    the contention share (the same rule as the TP and DP overlaps); nothing else in the step moves."""
+def test_ep_overlap_hides_the_all_to_all_under_the_other_micro_batchs_layer() -> None:
+    """Megatron-Core --overlap-moe-expert-parallel-comm (combined 1F1B): each layer's all-to-all runs
+    beside every kernel of the other micro-batch's layer (core.pipeline_parallel.combined_1f1b: "EP
+    A2A in forward step is hidden by the attention/mlp computation in the backward step"). What
+    exceeds that window stays exposed; what it covers costs the contention share (the rule of the
+    TP and DP overlaps); nothing else in the step moves."""
     setup = TrainingSetup(seq_len=4096, global_batch_size=1024, precision="fp8")
     lay = layout(tp=1, pp=1, dp=16, cp=1, ep=16, vp=1)
     serial = training_step(QWEN_MOE, setup, lay, H100)
     hidden = training_step(QWEN_MOE, dataclasses.replace(setup, ep_comm_overlap=True), lay, H100)
     ep_serial, ep_hidden = float(serial.breakdown_s["ep_comm"]), float(hidden.breakdown_s["ep_comm"])
-    assert FITTED.overlap_contention * ep_serial <= ep_hidden < ep_serial
+    # over 2 nodes the all-to-all is shorter than the layer's work but longer than its GEMMs alone
+    assert ep_serial < float(serial.breakdown_s["compute"] + serial.breakdown_s["memory_bound"])
+    assert ep_hidden == pytest.approx(FITTED.overlap_contention * ep_serial, rel=1e-9)
     for name in STEP_TERMS:
         if name not in ("ep_comm", "pp_bubble", "dp_comm_exposed"):
             assert float(hidden.breakdown_s[name]) == float(serial.breakdown_s[name])
+
+
+def test_a_slower_attention_core_widens_the_ep_overlap_window() -> None:
+    """Over 4 nodes the all-to-all outlasts the layer's work; a slower attention core (FlashAttention
+    v1) lengthens the window and hides more of it, and leaves the serial all-to-all as it was."""
+    lay = layout(tp=1, pp=1, dp=32, cp=1, ep=32, vp=1)
+
+    def ep_comm(overlap: bool, attention_speed: float) -> float:
+        setup = TrainingSetup(seq_len=4096, global_batch_size=1024, precision="fp8", ep_comm_overlap=overlap,
+                              attention_relative_speed=attention_speed)
+        return float(training_step(QWEN_MOE, setup, lay, H100).breakdown_s["ep_comm"])
+
+    assert ep_comm(True, 0.5) < ep_comm(True, 1.0) < ep_comm(False, 1.0) == ep_comm(False, 0.5)
 
 
 def test_unfused_attention_is_slower_than_flash() -> None:

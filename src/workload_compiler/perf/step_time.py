@@ -236,12 +236,14 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
         moved = k.elementwise_mult * tok * (2.0 * elements + cast + again)
         gemms = passes * (attn + mlp_time) + up_proj
         tp_layer = _exposed(tp_comm, gemms, k) if setup.tp_comm_overlap else tp_comm
-        # EP overlap: the 1F1B steady state runs one micro-batch's forward beside another's backward,
-        # layer by layer, so each all-to-all has the other's GEMMs of that layer as its window.
-        ep_exposed = _exposed(ep_layer, gemms, k) if setup.ep_comm_overlap else ep_layer
-        return {"compute": gemms + core_passes * core,
-                "memory_bound": memory_bound_s(bw_passes * moved + scores, hw.hbm_bandwidth_bytes_per_s,
-                                               hw.measured.hbm_bytes_per_s),
+        compute = gemms + core_passes * core
+        bound = memory_bound_s(bw_passes * moved + scores, hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)
+        # EP overlap (Megatron-Core's combined 1F1B, core.pipeline_parallel.combined_1f1b: "EP A2A in
+        # forward step is hidden by the attention/mlp computation in the backward step, and vice
+        # versa"): an all-to-all of one micro-batch has every kernel of the other's layer as its
+        # window (attention core and memory-bound kernels too), not only its GEMMs.
+        ep_exposed = _exposed(ep_layer, compute + bound, k) if setup.ep_comm_overlap else ep_layer
+        return {"compute": compute, "memory_bound": bound,
                 "tp_comm": tp_layer, "cp_comm_exposed": cp_layer,
                 "ep_comm": ep_exposed if is_moe else 0.0 * tok}
 
