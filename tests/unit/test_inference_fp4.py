@@ -29,7 +29,6 @@ from workload_compiler.inference.compile import compile_inference
 from workload_compiler.inference.device import serving_device
 from workload_compiler.inference.kernels import kernel_ceilings
 from workload_compiler.inference.layout import ServingLayout
-from workload_compiler.inference.memory import visible_memory_bytes
 from workload_compiler.inference.model import served_model
 from workload_compiler.inference.performance import step_time
 from workload_compiler.intake.inference import InferenceWorkload
@@ -67,7 +66,9 @@ def test_b200_runs_nvfp4_gemms_at_its_dense_fp4_peak_from_the_reference() -> Non
     assert dev.gemm_peak_flops == ref["fp4_tflops_dense"] * 1e12 == 9.0e15
     assert dev.attention_peak_flops == ref["bf16_tflops_dense"] * 1e12 == 2.25e15
     assert dev.hw.hbm_bandwidth_bytes_per_s == ref["memory_bw_tbps"] * 1e12
-    assert dev.hw.hbm_bytes == ref["memory_gb"] * 1e9
+    assert load_catalog().accelerator("b200").memory_bytes == ref["memory_gb"] * 1e9
+    # what a process sees of it: 178.35 GiB (catalog memory_visible_bytes, pytorch/ao#4002)
+    assert dev.hw.hbm_bytes / 2**30 == pytest.approx(178.35, abs=0.01)
     # The catalog's FP8 entry is the reference's too (4,500 dense).
     fp8 = serving_device(load_catalog(), "b200", None, "fp8", "fp8").device
     assert fp8.gemm_peak_flops == ref["fp8_tflops_dense"] * 1e12
@@ -129,10 +130,10 @@ def test_trtllm_bench_counts_half_a_byte_per_nvfp4_parameter() -> None:
     """tuning.py: engine = params x BYTES_PER_ELEM[NVFP4] (0.5); requests = 0.95 x (memory - engine)
     / (KV bytes/token x (ISL + OSL)); batch rounded up to 128 between 256 and 1024."""
     m = served_model(preset_arch("llama3.3-70b"), "nvfp4", "fp8")
-    memory = load_catalog().accelerator("b200").memory_bytes
+    memory = load_catalog().accelerator("b200").process_memory_bytes
     bs, tokens = trtllm_bench_caps(m, 1, 1, 128, 2048, memory)
     kv_per_token = 2 * 80 * 8 * 128 * 1.0
-    requests = 0.95 * (visible_memory_bytes(memory) - m.total_params * 0.5) / (kv_per_token * 2176)
+    requests = 0.95 * (memory - m.total_params * 0.5) / (kv_per_token * 2176)
     assert bs == 128 * math.ceil(requests / 128)
     assert tokens == max(2048, 256 * math.ceil(requests * (1 + 128 / 2048) / 256))
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from shared_data import calibration_dir, require
 from workload_compiler.arch.kv_cache import kv_bytes_per_sequence
 from workload_compiler.arch.presets import preset_arch
+from workload_compiler.catalog.loader import load_catalog
 from workload_compiler.inference.engines import engine, engine_ids
 from workload_compiler.inference.layout import ServingLayout
 from workload_compiler.inference.memory import (
@@ -21,7 +22,6 @@ from workload_compiler.inference.memory import (
     kv_bytes_per_token_per_gpu,
     max_sequences,
     memory_plan,
-    visible_memory_bytes,
     weight_bytes_per_gpu,
 )
 from workload_compiler.inference.model import KV_DTYPE_BYTES, served_model
@@ -67,7 +67,8 @@ def test_kv_tokens_of_llama3_8b_match_vllm_issue_12330_within_10_percent() -> No
     m = served_model(preset_arch("llama3-8b"), "bf16", "bf16")
     from dataclasses import replace
     eng = replace(engine("vllm"), memory_fraction=0.9, runtime_reserve_bytes=0.1 * GIB)
-    plan = memory_plan(m, ServingLayout.of(), 40e9, eng, step_tokens=8192, logit_rows=8192)
+    a100 = load_catalog().accelerator("a100-sxm-40gb").process_memory_bytes
+    plan = memory_plan(m, ServingLayout.of(), a100, eng, step_tokens=8192, logit_rows=8192)
     assert plan.device_bytes / GIB == pytest.approx(39.5, abs=0.05)
     assert float(plan.kv_capacity_tokens) == pytest.approx(91056, rel=0.10)
 
@@ -84,9 +85,16 @@ def test_memory_records_within_10_percent_where_the_setup_is_known() -> None:
         assert abs(r.error) <= 0.10, (r.id, r.published, r.predicted)
 
 
-def test_visible_memory_reads_vendor_gb_as_gib() -> None:
-    # H200 "141 GB": nvidia-smi 143,771 MiB = 140.4 GiB.
-    assert visible_memory_bytes(141e9) / GIB == pytest.approx(140.5, abs=0.2)
+def test_training_and_serving_see_one_capacity() -> None:
+    """One figure per accelerator for both views: the measured CUDA total where the catalog has it
+    (H100: 79.11 GiB, vllm-project/vllm#27508), which the serving memory plan sizes KV from."""
+    catalog = load_catalog()
+    from workload_compiler.inference.device import serving_device
+    h100 = catalog.accelerator("h100-sxm")
+    dev = serving_device(catalog, "h100-sxm", None, "bf16", "bf16").device
+    assert dev.hw.hbm_bytes == catalog.hardware("h100-sxm").hbm_bytes == h100.process_memory_bytes
+    assert h100.process_memory_bytes / GIB == pytest.approx(79.11, abs=0.01)
+
 
 
 _PRESETS = ["llama3.1-8b", "llama3.3-70b", "llama3.1-405b", "qwen3-235b-a22b", "mixtral-8x7b",
@@ -118,7 +126,7 @@ def test_moe_memory_counts_every_expert_and_ep_shards_them() -> None:
 def test_kv_capacity_in_sequences_falls_with_longer_context(preset: str, short: int, factor: int) -> None:
     m = served_model(preset_arch(preset), "fp8", "bf16")
     lay = ServingLayout.of(tp=8)
-    plan = memory_plan(m, lay, 141e9, engine("vllm"))
+    plan = memory_plan(m, lay, 140.0 * GIB, engine("vllm"))
     a = float(max_sequences(m, plan, lay, short, 16))
     b = float(max_sequences(m, plan, lay, short * factor, 16))
     assert b <= a

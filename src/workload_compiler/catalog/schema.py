@@ -14,6 +14,21 @@ from pydantic import BaseModel, ConfigDict, Field
 Precision = Literal["fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp6", "fp4"]
 
 
+GIB = 2.0**30
+# What the driver keeps of an accelerator's HBM, from the catalog's measured capacities: an A100
+# "40 GB" exposes 39.50 GiB, H100 79.11 of 80, H200 139.80 of 141, B200 178.35 of 180, GB300 276.50
+# of 279, MI300X 191.98 of 192 (accelerators.yaml memory_visible_bytes, each with its log).
+DRIVER_RESERVED_BYTES = 0.5 * GIB
+
+
+def unmeasured_visible_bytes(vendor_memory_bytes: float) -> float:
+    """Memory a process sees on an accelerator whose capacity was not measured: the vendor's "GB"
+    read as GiB (HBM comes in binary stacks: an "80 GB" H100 has 5 x 16 GiB), less the driver's
+    share. Within 1.1% of every measured HBM capacity (reading "GB" as 1e9 B is 5-7% short); GDDR
+    with ECC keeps more (L40S: 44.39 of 48), so those entries carry their measured figure."""
+    return vendor_memory_bytes / 1e9 * GIB - DRIVER_RESERVED_BYTES
+
+
 class PeakFlops(BaseModel):
     """Dense peak FLOP/s by precision (datasheet peak, no sparsity). None = not published."""
 
@@ -43,7 +58,7 @@ class Accelerator(BaseModel):
         gt=0, description="HBM capacity, bytes (decimal GB x 1e9 as the vendor states)")
     memory_visible_bytes: float | None = Field(
         default=None, gt=0, description="HBM the driver exposes to a process (CUDA total memory), bytes; "
-        "None = not measured, the vendor figure applies")
+        "None = not measured: the vendor figure read as GiB, less 0.5 GiB the driver keeps")
     memory_bandwidth_bytes_per_s: float | None = Field(
         gt=0, description="HBM peak bandwidth; None when the vendor figure is not known")
     tdp_w: float | None = Field(gt=0, description="max board/module power; None when not published")
@@ -72,8 +87,8 @@ class Accelerator(BaseModel):
     @property
     def process_memory_bytes(self) -> float:
         """What a training or serving process can allocate: the driver-visible capacity where it
-        was measured (an "80 GB" H100 exposes 79.11 GiB), else the vendor figure."""
-        return self.memory_visible_bytes or self.memory_bytes
+        was measured (an "80 GB" H100 exposes 79.11 GiB), else `unmeasured_visible_bytes`."""
+        return self.memory_visible_bytes or unmeasured_visible_bytes(self.memory_bytes)
 
 
 class System(BaseModel):

@@ -8,7 +8,6 @@ BF16 peak. A peak the catalog does not publish is never derived from another pre
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from ..catalog.loader import Catalog
@@ -63,9 +62,7 @@ def serving_device(catalog: Catalog, accelerator: str, system: str | None, weigh
     acc = catalog.accelerator(accelerator)
     check_kv_dtype(acc, kv_dtype)
     precision, peak, note = gemm_precision(acc, weights)
-    # the serving memory plan reads the vendor's memory and converts it itself (inference/memory.py
-    # visible_memory_bytes, fitted with the engines' own rule), not the training view's measured one
-    hw = dataclasses.replace(catalog.hardware(acc.id, system), hbm_bytes=acc.memory_bytes)
+    hw = catalog.hardware(acc.id, system)
     bf16 = acc.peak_flops.bf16
     assert bf16 is not None   # gemm_precision checked it
     ceilings = kernel_ceilings(acc.id, precision, kv_dtype)

@@ -12,7 +12,8 @@ KV capacity (engine semantics, catalog/data/serving_engines.yaml):
     fraction of total (vLLM):  KV = f * M - weights - activation - reserve
     fraction of free (TRT-LLM): KV = f * (M - weights - activation - reserve)
     SGLang (activation outside the static fraction): KV = f * M - weights - reserve
-with M the device memory the runtime sees (`visible_memory_bytes`).
+with M the device memory the runtime sees (catalog `process_memory_bytes`: the measured CUDA / HIP
+total where the catalog has it; torch's mem_get_info total is what vLLM and SGLang size from).
 """
 
 from __future__ import annotations
@@ -29,15 +30,6 @@ from .layout import ServingLayout
 from .model import SIXTEEN_BIT_BYTES, ServedModel
 
 GIB = 2.0**30
-# HBM capacities are binary: a vendor "80 GB" H100 has 5 x 16 GiB stacks; the runtime sees the
-# GiB figure less what the driver keeps (torch reports 39.5 GiB on an A100-40GB, calibration
-# record vllm-issue-12330; 79.6 GiB on an H100-80GB and 140.4 GiB on an H200, nvidia-smi).
-DRIVER_RESERVED_BYTES = 0.5 * GIB
-
-
-def visible_memory_bytes(vendor_memory_bytes: float) -> float:
-    """Device memory the runtime sees: the vendor's "GB" read as GiB, less the driver's share."""
-    return vendor_memory_bytes / 1e9 * GIB - DRIVER_RESERVED_BYTES
 
 
 def stage_fraction(layers: int, pp: Any) -> FloatArray:
@@ -108,11 +100,11 @@ class MemoryPlan:
     kv_capacity_tokens: FloatArray      # per replica (all attention-DP groups)
 
 
-def memory_plan(m: ServedModel, lay: ServingLayout, device_memory_bytes: float, eng: Engine, *,
+def memory_plan(m: ServedModel, lay: ServingLayout, visible: float, eng: Engine, *,
                 memory_fraction: float | None = None, step_tokens: Any = None,
                 logit_rows: Any = None) -> MemoryPlan:
-    """KV cache per GPU and KV tokens per replica under the engine's sizing rule."""
-    visible = visible_memory_bytes(device_memory_bytes)
+    """KV cache per GPU and KV tokens per replica under the engine's sizing rule; `visible`: the
+    bytes the runtime sees on one GPU (the Hardware's hbm_bytes)."""
     f = eng.memory_fraction if memory_fraction is None else memory_fraction
     w = weight_bytes_per_gpu(m, lay)
     tokens = eng.max_num_tokens if step_tokens is None else step_tokens

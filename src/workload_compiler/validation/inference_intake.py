@@ -167,7 +167,7 @@ def throughput_intake(record: dict[str, Any], catalog: Catalog) -> InferenceReco
     intake["compute"]["gpus"] = int(record.get("gpu_count") or par["tp"])
     if tool.get("batch_limits") == "trtllm-bench":
         m = served_model(arch, intake["serving"]["weights"], intake["serving"]["kv_cache_dtype"])
-        bs, tokens = trtllm_bench_caps(m, par["tp"], par["pp"], isl, osl, catalog.accelerator(acc).memory_bytes)
+        bs, tokens = trtllm_bench_caps(m, par["tp"], par["pp"], isl, osl, catalog.accelerator(acc).process_memory_bytes)
         intake["serving"] |= {"max_batch_size": bs, "max_num_tokens": tokens}
         notes.append(f"serving.max_batch_size {bs}, max_num_tokens {tokens}: trtllm-bench's tuning "
                      "heuristic (bench/build/tuning.py)")

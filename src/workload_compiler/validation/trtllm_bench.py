@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 
-from ..inference.memory import visible_memory_bytes
 from ..inference.model import KV_DTYPE_BYTES, ServedModel
 
 # tensorrt_llm/bench/build/tuning.py BYTES_PER_ELEM: what trtllm-bench counts per parameter when
@@ -25,7 +24,7 @@ def _ceil_to(x: float, step: int) -> int:
 
 
 def trtllm_bench_caps(m: ServedModel, tp: int, pp: int, isl: int, osl: int,
-                      device_memory_bytes: float) -> tuple[int, int]:
+                      visible_bytes: float) -> tuple[int, int]:
     """(max_batch_size, max_num_tokens) as trtllm-bench sets them: requests that fit 0.95 x (GPU
     memory - engine size) at ISL+OSL each, capped at 4096 and rounded up; tokens = batch x
     (1 + ISL/OSL) capped at 32768 and rounded up (minimum 2048)."""
@@ -34,7 +33,7 @@ def trtllm_bench_caps(m: ServedModel, tp: int, pp: int, isl: int, osl: int,
     kv_per_token = 2 * a.layers * kv_heads * a.head_dim * KV_DTYPE_BYTES[m.kv_dtype]
     per_param = TUNING_BYTES_PER_PARAM.get(m.weights, m.linear_bytes_per_param)
     engine_bytes = m.total_params * per_param   # tuning.py: params x BYTES_PER_ELEM
-    free = visible_memory_bytes(device_memory_bytes) * tp * pp - engine_bytes
+    free = visible_bytes * tp * pp - engine_bytes
     requests = TUNING_KV_FRACTION * free / (kv_per_token * (isl + osl))
     raw_bs = min(requests, 4096) / pp
     max_bs = max(64, _ceil_to(raw_bs, 32)) if raw_bs < 256 else _ceil_to(raw_bs, 128 if raw_bs < 1024 else 256)
