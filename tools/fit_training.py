@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import least_squares  # type: ignore[import-untyped]
 
-from workload_compiler.perf.fitted import FITTED, TrainingConstants
+from workload_compiler.perf.fitted import FITTED, HELD, TrainingConstants
 from workload_compiler.validation.report import Row, mape, max_abs_error
 from workload_compiler.validation.suites import find_calibration_dir
 from workload_compiler.validation.training_intake import load_records
@@ -98,8 +98,9 @@ def kind_table(rows: list[Row]) -> dict[str, dict[str, float]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calibration", type=Path, default=None)
-    ap.add_argument("--params", default=",".join(f.name for f in dataclasses.fields(TrainingConstants)),
-                    help="comma-separated constants to fit")
+    fitted = [f.name for f in dataclasses.fields(TrainingConstants) if f.name not in HELD]
+    ap.add_argument("--params", default=",".join(fitted), help="comma-separated constants to fit (default: all but "
+                    "the held ones, perf/fitted.py HELD)")
     ap.add_argument("--no-logo", action="store_true", help="skip the leave-one-group-out check")
     ap.add_argument("--table", action="store_true", help="print every record")
     ap.add_argument("--write-uncertainty", type=Path, default=None,

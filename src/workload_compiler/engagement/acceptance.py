@@ -43,9 +43,9 @@ FALLBACK_MESSAGE_BYTES = 2.0**30
 NVLINK_SOURCE = ("perf/collectives.py NVLINK_EFFICIENCY 0.80: NCCL NVLink4 ring ~370 of 450 GB/s (nccl-tests #212); "
                  "8x A100 all-reduce 231.6 of 300 GB/s (Azure AI-benchmarking-guide)")
 NIC_SOURCE = "perf/collectives.py NIC_EFFICIENCY 0.92: NCCL reaches 46-48 of 50 GB/s per NDR NIC (nccl-tests #290)"
-GEMM_SOURCE = (f"perf/fitted.py gemm_e_max {FITTED.gemm_e_max:.3f} and kernel overhead "
-               f"{FITTED.gemm_kernel_overhead_s:.2e} s, fitted on 115 published BF16/FP8 training runs "
-               "(calibration/training_public.yaml)")
+GEMM_SOURCE = (f"perf/fitted.py gemm_e_max {FITTED.gemm_e_max:.3f}, fitted on the published training runs "
+               "(calibration/training_public.yaml, training_added.yaml), and kernel overhead "
+               f"{FITTED.gemm_kernel_overhead_s:.2e} s, AIConfigurator's measured FP8 GEMM fixed cost")
 PRECISIONS = ("bf16", "fp16", "fp8", "fp4", "tf32")
 # PyTorch DistributedDataParallel(bucket_cap_mb=25): gradients are all-reduced in buckets of 25 MiB
 # (torch.nn.parallel.DistributedDataParallel docs), so that is the message NCCL sees.

@@ -246,9 +246,6 @@ def record_intake(rec: dict[str, Any]) -> RecordIntake:
         if _get(intake, key) is None:
             _set(intake, key, d["value"])
             notes.append(f"{key.removeprefix(P)} {d['value']} ({d['why']})")
-    if "micro_batch_size" not in par:
-        par["micro_batch_size"] = 1
-        notes.append("micro-batch 1 (not stated by the source)")
     for key, value in _by_accelerator(source, intake).items():
         _set(intake, key, value)
         notes.append(f"{key} {value} (the source's cluster)")
