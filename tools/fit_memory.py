@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from workload_compiler.validation.memory_fit import GIB, FitData, fit_data, fit_reserve
+from workload_compiler.units import GIB
+from workload_compiler.validation.memory_fit import FitData, fit_data, fit_reserve
 from workload_compiler.validation.record_layout import load_training_records
 from workload_compiler.validation.suites import find_calibration_dir
 

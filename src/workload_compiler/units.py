@@ -14,12 +14,14 @@ from pydantic import BeforeValidator, WithJsonSchema
 
 from .errors import InputError
 
+GIB = 2.0**30   # bytes in a GiB; GB = 1e9 bytes is written as 1e9
+
 _NUMBER = r"([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
 
 _COUNT_SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "b": 1e9, "B": 1e9, "G": 1e9,
                  "t": 1e12, "T": 1e12, "P": 1e15}
 _BYTE_UNIT = {"b": 1.0, "": 1.0, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12, "pb": 1e15,
-              "kib": 2.0**10, "mib": 2.0**20, "gib": 2.0**30, "tib": 2.0**40, "pib": 2.0**50}
+              "kib": 2.0**10, "mib": 2.0**20, "gib": GIB, "tib": 2.0**40, "pib": 2.0**50}
 _POWER_UNIT = {"w": 1.0, "": 1.0, "kw": 1e3, "mw": 1e6, "gw": 1e9}
 _TIME_UNIT = {"": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "ps": 1e-12,
               "fs": 1e-15, "min": 60.0,

@@ -15,16 +15,17 @@ from shared_data import calibration_dir, require
 from workload_compiler.arch.kv_cache import kv_bytes_per_sequence
 from workload_compiler.arch.presets import preset_arch
 from workload_compiler.catalog.loader import load_catalog
+from workload_compiler.inference.device import serving_device
 from workload_compiler.inference.engines import engine, engine_ids
 from workload_compiler.inference.layout import ServingLayout
 from workload_compiler.inference.memory import (
-    GIB,
     kv_bytes_per_token_per_gpu,
     max_sequences,
     memory_plan,
     weight_bytes_per_gpu,
 )
 from workload_compiler.inference.model import KV_DTYPE_BYTES, served_model
+from workload_compiler.units import GIB
 
 CALIBRATION = calibration_dir()
 
@@ -89,12 +90,10 @@ def test_training_and_serving_see_one_capacity() -> None:
     """One figure per accelerator for both views: the measured CUDA total where the catalog has it
     (H100: 79.11 GiB, vllm-project/vllm#27508), which the serving memory plan sizes KV from."""
     catalog = load_catalog()
-    from workload_compiler.inference.device import serving_device
     h100 = catalog.accelerator("h100-sxm")
     dev = serving_device(catalog, "h100-sxm", None, "bf16", "bf16").device
     assert dev.hw.hbm_bytes == catalog.hardware("h100-sxm").hbm_bytes == h100.process_memory_bytes
     assert h100.process_memory_bytes / GIB == pytest.approx(79.11, abs=0.01)
-
 
 
 _PRESETS = ["llama3.1-8b", "llama3.3-70b", "llama3.1-405b", "qwen3-235b-a22b", "mixtral-8x7b",

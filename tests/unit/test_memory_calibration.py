@@ -18,7 +18,8 @@ import pytest
 from shared_data import calibration_dir, require
 from workload_compiler.perf import fitted_memory
 from workload_compiler.perf.memory import training_memory_bytes
-from workload_compiler.validation.memory_fit import GIB, FitData, fit_data, fit_reserve
+from workload_compiler.units import GIB
+from workload_compiler.validation.memory_fit import FitData, fit_data, fit_reserve
 from workload_compiler.validation.memory_peaks import measured_peak_records, peak_case
 from workload_compiler.validation.record_layout import load_training_records
 

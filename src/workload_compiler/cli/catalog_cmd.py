@@ -16,6 +16,7 @@ from rich.table import Table
 from ..arch import presets
 from ..catalog.loader import Catalog, load_catalog
 from ..catalog.schema import Accelerator
+from ..units import GIB
 from .common import out, user_errors
 
 UNKNOWN = "—"
@@ -53,7 +54,7 @@ def _accelerator_table(cat: Catalog) -> Table:
                 "source"):
         t.add_column(col, justify="left" if col in ("id", "name", "source") else "right")
     for a in cat.accelerators.values():
-        t.add_row(_id(a.id, a.unverified), a.name, _num(a.memory_bytes, 1e9), _num(a.memory_bytes, 2**30),
+        t.add_row(_id(a.id, a.unverified), a.name, _num(a.memory_bytes, 1e9), _num(a.memory_bytes, GIB),
                   _num(a.memory_bandwidth_bytes_per_s, 1e12, 3), *_peaks(a),
                   _num(a.tdp_w, 1.0, 0), _short_source(a.source))
     return t

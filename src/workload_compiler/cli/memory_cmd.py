@@ -16,7 +16,7 @@ from ..arch.counts import param_counts
 from ..arch.presets import preset_arch
 from ..arch.weight_formats import checkpoint_weight_bytes, weight_bytes, weight_format
 from ..errors import InputError
-from ..units import format_bytes_binary, format_bytes_decimal, format_count, parse_count
+from ..units import GIB, format_bytes_binary, format_bytes_decimal, format_count, parse_count
 from .common import out, user_errors
 
 BAR_WIDTH = 32
@@ -93,7 +93,7 @@ def memory_command(params: _Params = None, bits: _Bits = None, fmt: _Format = No
     reference = m.params * REFERENCE_BITS / 8
     if as_json:
         doc = {"params": m.params, "bits_per_param": m.bits_per_param, "weight_bytes": m.weight_bytes,
-               "weight_gb": m.weight_bytes / 1e9, "weight_gib": m.weight_bytes / 2**30, "format": m.format,
+               "weight_gb": m.weight_bytes / 1e9, "weight_gib": m.weight_bytes / GIB, "format": m.format,
                "fp32_bytes": reference, "excludes": _excludes(m)}
         print(json.dumps(doc, indent=2, sort_keys=True))
         return

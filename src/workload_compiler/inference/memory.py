@@ -29,8 +29,6 @@ from .engines import Engine
 from .layout import ServingLayout
 from .model import SIXTEEN_BIT_BYTES, ServedModel
 
-GIB = 2.0**30
-
 
 def stage_fraction(layers: int, pp: Any) -> FloatArray:
     """Share of the layers on the most loaded stage: ceil(L / pp) / L."""

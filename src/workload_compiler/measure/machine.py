@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..intake.measured import MachineRef
 from ..spine.doc import Doc
+from ..units import GIB
 from .linux import mount_of, parse_cpuinfo, parse_meminfo, parse_mounts, parse_os_release
 
 Reader = Callable[[str], str | None]   # absolute path -> its text, or None when it cannot be read
@@ -42,7 +43,7 @@ class MachineInfo(Doc):
 
     def ref(self) -> MachineRef:
         """The `cpu` machine reference a profile's values are bound to."""
-        mem = f", {self.memory_bytes / 2**30:.1f} GiB" if self.memory_bytes else ""
+        mem = f", {self.memory_bytes / GIB:.1f} GiB" if self.memory_bytes else ""
         disk = self.storage.device or self.storage.filesystem or "?"
         return MachineRef(kind="cpu", id=self.cpu_model,
                           name=f"{self.cores} cores / {self.threads} threads{mem}, storage {disk}, {self.os}")

@@ -38,7 +38,7 @@ the same reserve is assumed for it (`runtime_constants`).
 
 from __future__ import annotations
 
-GIB = 2.0**30
+from ..units import GIB
 
 RUNTIME_FIXED_BYTES = 8.5 * GIB
 RUNTIME_FRACTION = 0.0025

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..spine.result import SystemSpec
+from ..units import GIB
 
 DAY_S = 86400.0
 FIGURE_NAMES = ("step", "memory", "power", "alternatives", "sensitivity")
@@ -52,7 +53,7 @@ def memory_figure(doc: dict[str, Any]) -> FigureSvg | None:
         return None
     hbm = _section(doc, "compute", "hbm_bytes")
     return FigureSvg("memory", "Memory per GPU by term",
-                     bar_breakdown_svg(parts, title="Memory per GPU by term", unit="GiB", scale=2.0**30,
+                     bar_breakdown_svg(parts, title="Memory per GPU by term", unit="GiB", scale=GIB,
                                        limit=float(hbm) if isinstance(hbm, int | float) else None,
                                        limit_label="HBM"))
 

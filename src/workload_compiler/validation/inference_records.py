@@ -23,13 +23,14 @@ from ..errors import InputError
 from ..inference.compile import ResolvedServing, compile_inference, resolve_inference
 from ..inference.engines import Engine
 from ..inference.layout import ServingLayout
-from ..inference.memory import GIB, memory_plan
+from ..inference.memory import memory_plan
 from ..inference.model import ServedModel
 from ..inference.performance import Device
 from ..inference.serving import offline_point
 from ..intake.inference import InferenceWorkload
 from ..intake.load import parse_workload
 from ..provenance import Trace
+from ..units import GIB
 from .inference_intake import FILES as INFERENCE_FILES
 from .inference_intake import InferenceRecordIntake, load_inference, memory_intake, throughput_intake
 from .report import Row, SkippedRow

@@ -22,11 +22,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ..perf.memory import training_memory_bytes
+from ..units import GIB
 from .memory_peaks import measured_peak_records, peak_case
 from .record_layout import least_memory, memory_cases
 from .training_intake import group_of
 
-GIB = 2.0**30
 FIXED_GIB = np.arange(0.0, 12.0001, 0.25)
 FRACTION = np.arange(0.0, 0.2001, 0.0025)
 

@@ -25,6 +25,7 @@ from ..catalog.frameworks import framework_profile
 from ..intake.common import ModelIntake
 from ..perf.framework import FrameworkProfile
 from ..provenance import Trace
+from ..units import GIB
 from .flops_definitions import DEFINITIONS
 from .record_model import NotCompiled as NotCompiled
 from .record_model import record_model
@@ -255,7 +256,7 @@ def record_intake(rec: dict[str, Any]) -> RecordIntake:
     return RecordIntake(id=rid, group=group, kind=_kind(rec, precision), intake=intake, notes=tuple(notes),
                         published_step_time_s=step, published_from=published_from,
                         published_days=float(days) if days else None,
-                        measured_memory_bytes=float(memory) * 2.0**30 if memory else None)
+                        measured_memory_bytes=float(memory) * GIB if memory else None)
 
 
 def _by_accelerator(source: dict[str, Any], intake: dict[str, Any]) -> dict[str, Any]:
