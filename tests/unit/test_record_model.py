@@ -95,7 +95,6 @@ def test_a_moe_of_another_family_without_a_preset_names_what_is_missing(records:
 
 
 @pytest.mark.parametrize(("name", "family", "feature"), [
-    ("NemotronH_56B", "nemotronh", "Mamba-2"),
     ("Nemotron_3_Nano_30B_A3B", "nemotron", "Mamba-2"),
     ("Qwen3_Next_80B_a3B", "qwen3_next", "Gated DeltaNet"),
     ("Qwen3-VL-235B-A22B", "qwen3_vl", "vision encoder"),
@@ -104,6 +103,14 @@ def test_models_the_tool_cannot_express_name_the_feature(records: dict[str, dict
                                                          family: str, feature: str) -> None:
     with pytest.raises(NotCompiled, match=f"missing feature: .*{feature}"):
         record_intake(_renamed(records[QWEN], name=name, family=family))
+
+
+def test_a_hybrid_mamba_row_takes_its_preset_and_compiles(records: dict[str, dict[str, Any]]) -> None:
+    """Nemotron-H, as Megatron-Bridge's and DGX Cloud's tables name it, is the nemotron-h-56b preset."""
+    ri = record_intake(_renamed(records[LLAMA], name="NemotronH_56B", family="nemotronh"))
+    assert ri.intake["model"] == {"preset": "nemotron-h-56b"}
+    predicted = step_row(compile_record(ri, load_catalog())).predicted
+    assert predicted is not None and predicted > 0
 
 
 def test_the_name_tables_are_consistent() -> None:

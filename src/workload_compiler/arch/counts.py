@@ -29,6 +29,7 @@ class ParamCounts:
     moe_shared_per_layer: float
     router_per_layer: float
     norms: float
+    mamba_per_layer: float            # one Mamba-2 block (0 without): projections, conv, SSM scalars, norm
     mtp: float
     total: float
     active: float
@@ -66,6 +67,24 @@ def mlp_params(a: ModelArch, ffn: int) -> float:
     return float((3 if a.gated else 2) * a.hidden_size * ffn)
 
 
+def mamba_params(a: ModelArch) -> float:
+    """Weights of one Mamba-2 mixer (Megatron-Core ssm/mamba_mixer.py MambaMixer): in_proj h x (2 d_inner
+    + 2 G N + heads), the depthwise conv1d over d_inner + 2 G N channels (kernel + bias), A_log, D and
+    dt_bias per head, the gated RMSNorm over d_inner, out_proj d_inner x h."""
+    if not a.mamba_layers:
+        return 0.0
+    h, inner, conv = a.hidden_size, a.mamba_inner, a.mamba_conv_channels
+    return float(h * a.mamba_in_proj_width + conv * (a.mamba_conv_kernel + 1) + 3 * a.mamba_heads
+                 + inner + inner * h)
+
+
+def dense_layer_params(a: ModelArch) -> float:
+    """Non-expert weights of one layer without routed experts, averaged over a hybrid's layers:
+    its shares of attention, dense MLP and Mamba blocks and one norm per block."""
+    return (a.attention_share * attention_params(a) + a.mlp_share * mlp_params(a, a.ffn_hidden_size)
+            + a.mamba_share * mamba_params(a) + a.blocks_per_layer * a.hidden_size)
+
+
 def param_counts(a: ModelArch) -> ParamCounts:
     h = a.hidden_size
     embedding = float(a.vocab_size * h)
@@ -76,9 +95,10 @@ def param_counts(a: ModelArch) -> ParamCounts:
     shared_ffn = a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size
     shared = a.moe_shared_experts * mlp_params(a, shared_ffn) if a.is_moe else 0.0
     router = float(h * a.moe_experts) if a.is_moe else 0.0
-    norms = float(2 * h * a.layers + h)
+    norms = float(a.blocks_per_layer * h * a.layers + h)
     moe_layers, dense_layers = a.moe_layers, a.dense_mlp_layers
-    body = (a.layers * attn + dense_layers * dense_mlp
+    mamba = mamba_params(a)
+    body = (a.attention_layers * attn + dense_layers * a.mlp_share * dense_mlp + a.mamba_layers * mamba
             + moe_layers * (routed + shared + router) + norms)
     # DeepSeek-V3 MTP module: one extra transformer block plus a 2h x h projection and norms,
     # sharing the embedding and head (arXiv:2412.19437 §2.2).
@@ -91,7 +111,7 @@ def param_counts(a: ModelArch) -> ParamCounts:
     return ParamCounts(
         embedding=embedding, output_head=output_head, attention_per_layer=attn,
         dense_mlp_per_layer=dense_mlp, moe_routed_per_layer=routed, moe_shared_per_layer=shared,
-        router_per_layer=router, norms=norms, mtp=mtp, total=total, active=active,
+        router_per_layer=router, norms=norms, mamba_per_layer=mamba, mtp=mtp, total=total, active=active,
         expert_params=expert, non_expert_params=total - expert,
     )
 
@@ -132,7 +152,14 @@ def attention_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -
     else:
         d_qk = d_v = a.head_dim
     ctx = attention_context(a, seq_len, causal)
-    return 2.0 * ctx * a.attention_heads * (d_qk + d_v) * a.layers
+    return 2.0 * ctx * a.attention_heads * (d_qk + d_v) * a.attention_layers
+
+
+def ssm_scan_flops_per_token(a: ModelArch) -> float:
+    """Forward FLOPs per token of the Mamba-2 scans, all Mamba layers: 7 x d_inner x d_state each,
+    Megatron-LM's count for hybrid models (training.py num_floating_point_operations,
+    mamba_layer_flops "scan"), so MFU compares with Megatron-Bridge's reported model TFLOP/s."""
+    return 7.0 * a.mamba_inner * a.mamba_state_dim * a.mamba_layers
 
 
 def matmul_flops_per_token(a: ModelArch) -> float:
@@ -145,7 +172,7 @@ def matmul_flops_per_token(a: ModelArch) -> float:
 
 
 def forward_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -> float:
-    return matmul_flops_per_token(a) + attention_flops_per_token(a, seq_len, causal)
+    return matmul_flops_per_token(a) + attention_flops_per_token(a, seq_len, causal) + ssm_scan_flops_per_token(a)
 
 
 def training_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -> float:

@@ -38,6 +38,7 @@ class _Family:
     text_config: bool = False              # multimodal: the decoder lives under text_config
     shared_experts: int = 0                # fixed by the family (Llama 4: one shared expert)
     sliding: str = "layer_types"           # how windows are declared: see _sliding()
+    hybrid: bool = False                   # a Mamba-2 / attention hybrid: see _hybrid()
 
 
 _MOE_MIXTRAL = {"moe_experts": "num_local_experts", "moe_top_k": "num_experts_per_tok",
@@ -55,6 +56,9 @@ _MOE_DEEPSEEK = {"moe_experts": "n_routed_experts", "moe_top_k": "num_experts_pe
 _LLAMA4 = {"moe_experts": "num_local_experts", "moe_top_k": "num_experts_per_tok",
            "moe_ffn_hidden_size": "intermediate_size", "ffn_hidden_size": "intermediate_size_mlp",
            "moe_interval_step": "interleave_moe_layer_step"}
+_NEMOTRON_H = {"head_dim": "attention_head_dim", "mamba_heads": "mamba_num_heads",
+               "mamba_head_dim": "mamba_head_dim", "mamba_state_dim": "ssm_state_size",
+               "mamba_groups": "n_groups", "mamba_conv_kernel": "conv_kernel", "mamba_chunk_size": "chunk_size"}
 _GPT2 = {"layers": "n_layer", "hidden_size": "n_embd", "attention_heads": "n_head",
          "ffn_hidden_size": "n_inner"}
 
@@ -69,6 +73,7 @@ _FAMILIES: Mapping[str, _Family] = {
     "DeepseekV3ForCausalLM": _Family(keys=_MOE_DEEPSEEK),
     "GptOssForCausalLM": _Family(keys=_MOE_MIXTRAL),
     "NemotronForCausalLM": _Family(mlp=None),
+    "NemotronHForCausalLM": _Family(mlp=None, keys=_NEMOTRON_H, hybrid=True),
     "GPT2LMHeadModel": _Family(mlp="gelu", keys=_GPT2, tied_default=True),
     "Llama4ForConditionalGeneration": _Family(keys=_LLAMA4, text_config=True, shared_experts=1,
                                               sliding="chunked"),
@@ -231,6 +236,8 @@ def arch_from_hf_dict(cfg: Mapping[str, Any], origin: str = "config.json") -> Mo
             values[ours] = r.int_(ours, 0 if ours == "mla_q_lora_rank" else None)
         values["mtp_layers"] = r.int_("mtp_layers", 0)
         values["head_dim"] = values["mla_v_head_dim"]
+    if family.hybrid:
+        values.update(_hybrid(r))
     values["sliding_window"], values["sliding_window_layers"] = _sliding(family, r, layers)
     values["weight_format"], values["weight_format_scope"] = _weight_format(cfg)
     try:
@@ -238,6 +245,20 @@ def arch_from_hf_dict(cfg: Mapping[str, Any], origin: str = "config.json") -> Mo
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise InputError(FIELD, origin, f"config.json values are out of range ({problems})") from None
+
+
+def _hybrid(r: _Reader) -> dict[str, Any]:
+    """Nemotron-H: the layer pattern and the Mamba-2 mixer's shape (HF NemotronHConfig)."""
+    pattern = r.raw("hybrid_override_pattern")
+    if not isinstance(pattern, str) or not pattern:
+        raise r.lacks("hybrid_override_pattern")
+    if "E" in pattern:
+        raise InputError(FIELD, r.origin, "a hybrid_override_pattern of M, * and - (missing feature: MoE "
+                         "blocks 'E' in a hybrid model, as in Nemotron 3)")
+    defaults = {"mamba_head_dim": 64, "mamba_state_dim": 128, "mamba_groups": 8, "mamba_conv_kernel": 4,
+                "mamba_chunk_size": 128}
+    return {"hybrid_pattern": pattern, "mamba_heads": r.int_("mamba_heads"),
+            **{ours: r.int_(ours, d) for ours, d in defaults.items()}}
 
 
 def _head_dim(hidden: int, heads: int, r: _Reader) -> int:

@@ -12,6 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 MlpKind = Literal["gelu", "relu", "squared_relu", "swiglu", "geglu"]
 GATED_MLPS: frozenset[str] = frozenset({"swiglu", "geglu"})
+# Megatron-Core's hybrid layer pattern (megatron/core/ssm/mamba_hybrid_layer_allocation.py Symbols):
+# one character per layer, each layer one block: a Mamba-2 mixer, self-attention or an MLP.
+MAMBA, ATTENTION, MLP_BLOCK = "M", "*", "-"
+HYBRID_SYMBOLS = MAMBA + ATTENTION + MLP_BLOCK
 
 
 class ModelArch(BaseModel):
@@ -52,6 +56,19 @@ class ModelArch(BaseModel):
     sliding_window: int = Field(default=0, ge=0)
     sliding_window_layers: int = Field(default=0, ge=0)
     mtp_layers: int = Field(default=0, ge=0, description="multi-token-prediction modules (DeepSeek V3)")
+    # Hybrid Mamba-2 / attention models (Nemotron-H): `hybrid_pattern` names each layer's one block
+    # (HYBRID_SYMBOLS, as Megatron-Core's --hybrid-override-pattern); None = a transformer, whose
+    # every layer is attention + MLP. The Mamba-2 mixer (Dao & Gu 2024, arXiv:2405.21060): heads x
+    # head_dim inner channels, `mamba_groups` groups of B/C of `mamba_state_dim` each.
+    hybrid_pattern: str | None = Field(default=None, pattern=f"^[{HYBRID_SYMBOLS}]+$",
+                                       description="one of M (Mamba-2), * (attention), - (MLP) per layer")
+    mamba_heads: int = Field(default=0, ge=0, description="Mamba-2 heads (inner width = heads x head_dim)")
+    mamba_head_dim: int = Field(default=64, gt=0)
+    mamba_state_dim: int = Field(default=128, gt=0, description="SSM state per head channel (d_state)")
+    mamba_groups: int = Field(default=8, gt=0, description="groups sharing B and C (n_groups)")
+    mamba_conv_kernel: int = Field(default=4, gt=0, description="depthwise causal conv1d width")
+    mamba_chunk_size: int = Field(default=128, gt=0, description="SSD chunk length (Megatron-Core MambaMixer "
+                                  "chunk_size, 128 by default)")
     # The published checkpoint's weight format (a name from arch/weight_formats.py), where the
     # model ships quantized: gpt-oss stores its MoE experts in MXFP4. None = not stated (16-bit).
     weight_format: str | None = Field(default=None, description="checkpoint weight format; None = not stated")
@@ -81,3 +98,71 @@ class ModelArch(BaseModel):
     @property
     def dense_mlp_layers(self) -> int:
         return self.layers - self.moe_layers
+
+    @property
+    def is_hybrid(self) -> bool:
+        return self.hybrid_pattern is not None
+
+    def _blocks(self, symbol: str, transformer: int) -> int:
+        return self.hybrid_pattern.count(symbol) if self.hybrid_pattern is not None else transformer
+
+    @property
+    def attention_layers(self) -> int:
+        """Layers with self-attention: all of a transformer's, the '*' of a hybrid pattern."""
+        return self._blocks(ATTENTION, self.layers)
+
+    @property
+    def mamba_layers(self) -> int:
+        return self._blocks(MAMBA, 0)
+
+    @property
+    def mlp_blocks(self) -> int:
+        """Layers with a (dense or MoE) MLP: all of a transformer's, the '-' of a hybrid pattern."""
+        return self._blocks(MLP_BLOCK, self.layers)
+
+    @property
+    def attention_share(self) -> float:
+        """Attention blocks per layer, averaged over the layers (1 for a transformer). The
+        performance model charges every layer this share of an attention block (and the MLP and
+        Mamba shares below): a pipeline stage of n layers holds n x the shares, exact for the whole
+        model and within one block of any stage's own mix."""
+        return self.attention_layers / self.layers
+
+    @property
+    def mlp_share(self) -> float:
+        return self.mlp_blocks / self.layers
+
+    @property
+    def mamba_share(self) -> float:
+        return self.mamba_layers / self.layers
+
+    @property
+    def blocks_per_layer(self) -> float:
+        """Pre-norm residual blocks per layer: attention + MLP in a transformer, one in a hybrid."""
+        return 1.0 if self.is_hybrid else 2.0
+
+    @property
+    def mamba_inner(self) -> int:
+        """Mamba-2 inner channels (d_inner = heads x head_dim; 2 x hidden in Nemotron-H)."""
+        return self.mamba_heads * self.mamba_head_dim
+
+    @property
+    def mamba_conv_channels(self) -> int:
+        """Channels of the causal conv1d: x, B and C (d_inner + 2 x groups x d_state)."""
+        return self.mamba_inner + 2 * self.mamba_groups * self.mamba_state_dim
+
+    @property
+    def mamba_in_proj_width(self) -> int:
+        """Outputs of the input projection: z, x, B, C and dt (2 d_inner + 2 G N + heads)."""
+        return 2 * self.mamba_inner + 2 * self.mamba_groups * self.mamba_state_dim + self.mamba_heads
+
+    @property
+    def ssd_scan_elements(self) -> float:
+        """HBM traffic per token of one Mamba-2 layer's chunked scan forward (mamba_ssm ssd_combined:
+        chunk_state, state_passing, bmm_chunk, chunk_scan), in 2-byte units: x read twice and y
+        written (3 d_inner), B and C read twice (4 G N), the chunk states written, read and written
+        by the state passing and read by the scan (4 accesses of d_inner x d_state / chunk, fp32:
+        8 units), the C B^T scores written and read (2 G chunk, fp32: 4 units)."""
+        inner, gn, q = self.mamba_inner, self.mamba_groups * self.mamba_state_dim, self.mamba_chunk_size
+        return float(3 * inner + 4 * gn + 8 * inner * self.mamba_state_dim / q
+                     + 4 * self.mamba_groups * q) if self.mamba_layers else 0.0

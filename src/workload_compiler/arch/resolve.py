@@ -34,6 +34,9 @@ _MOE = {"experts": "moe_experts", "top_k": "moe_top_k", "expert_ffn_hidden_size"
 _MLA = {"q_lora_rank": "mla_q_lora_rank", "kv_lora_rank": "mla_kv_lora_rank",
         "qk_nope_head_dim": "mla_qk_nope_head_dim", "qk_rope_head_dim": "mla_qk_rope_head_dim",
         "v_head_dim": "mla_v_head_dim"}
+_HYBRID = {"pattern": "hybrid_pattern", "mamba_heads": "mamba_heads", "mamba_head_dim": "mamba_head_dim",
+           "chunk_size": "mamba_chunk_size",
+           "state_dim": "mamba_state_dim", "groups": "mamba_groups", "conv_kernel": "mamba_conv_kernel"}
 _SCALARS = (*_CORE, "sliding_window", "sliding_window_layers", "mtp_layers")
 
 # Given params that differ from the resolved architecture's total by more than this are a
@@ -60,6 +63,9 @@ def _given_fields(intake: ModelIntake) -> dict[str, Any]:
         given |= {_MOE[k]: getattr(intake.moe, k) for k in intake.moe.model_fields_set}
     if intake.mla is not None:
         given |= {_MLA[k]: getattr(intake.mla, k) for k in intake.mla.model_fields_set}
+    if intake.hybrid is not None:   # every field: a pattern without the Mamba shape is not a model
+        given |= {_HYBRID[k]: getattr(intake.hybrid, k) for k in _HYBRID}
+        given.setdefault("layers", len(intake.hybrid.pattern))
     return {k: v for k, v in given.items() if v is not None}
 
 
@@ -181,6 +187,8 @@ def _traced_fields(values: dict[str, Any]) -> list[str]:
         names += list(_MLA.values())
     if values.get("sliding_window"):
         names += ["sliding_window", "sliding_window_layers"]
+    if values.get("hybrid_pattern"):
+        names += list(_HYBRID.values())
     return names + [n for n in ("mtp_layers", "weight_format") if values.get(n)]
 
 
@@ -194,6 +202,20 @@ def _validate(v: dict[str, Any], path: str) -> None:
     if v.get("moe_dense_layers", 0) >= v["layers"] and v.get("moe_experts", 0):
         raise InputError(f"{path}.moe.dense_layers", v["moe_dense_layers"],
                          f"fewer than layers ({v['layers']})")
+    pattern = v.get("hybrid_pattern")
+    if pattern is not None:
+        if len(pattern) != v["layers"]:
+            raise InputError(f"{path}.hybrid.pattern", f"{len(pattern)} characters",
+                             f"one character per layer ({v['layers']} layers)")
+        if "M" in pattern and not v.get("mamba_heads", 0):
+            raise InputError(f"{path}.hybrid.mamba_heads", v.get("mamba_heads", 0),
+                             "at least 1 for a pattern with Mamba-2 layers (M)")
+        if v.get("moe_experts", 0):
+            raise InputError(f"{path}.moe", v["moe_experts"], "no experts in a hybrid Mamba model (missing "
+                             "feature: MoE blocks in a hybrid pattern, Nemotron 3)")
+        if v.get("mla_kv_lora_rank", 0) or v.get("mtp_layers", 0) or v.get("sliding_window", 0):
+            raise InputError(f"{path}.hybrid", "with MLA, MTP or a sliding window",
+                             "a hybrid of Mamba-2, GQA attention and MLP blocks (missing feature: the others)")
     window, window_layers = v.get("sliding_window", 0), v.get("sliding_window_layers", 0)
     if window_layers > v["layers"]:
         raise InputError(f"{path}.sliding_window_layers", window_layers, f"at most layers ({v['layers']})")

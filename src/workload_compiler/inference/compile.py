@@ -98,6 +98,9 @@ def resolve_inference(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> R
     """Model, serving settings, engine (with the intake's memory fraction and caps), candidate
     devices, requirement."""
     arch = resolve_model(w.model, trace, "model")
+    if arch.is_hybrid:
+        raise InputError("model", arch.name, "a transformer: serving a hybrid Mamba-2 model is not modelled "
+                         "(missing feature: the per-sequence SSM state beside the attention layers' KV cache)")
     s = resolve_serving(w, arch, trace)
     m = served_model(arch, s.weights, s.kv_dtype)
     base = engine(s.engine)

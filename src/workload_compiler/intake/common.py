@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..arch.model import MlpKind
+from ..arch.model import HYBRID_SYMBOLS, MlpKind
 from ..units import Count
 from . import limits as L
 from .limits import limited, text
@@ -43,6 +43,21 @@ class MlaIntake(Strict):
     v_head_dim: int = limited(gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM)
 
 
+class HybridIntake(Strict):
+    """A hybrid Mamba-2 / attention model (Nemotron-H), as Megatron-Core's hybrid model takes it."""
+
+    pattern: str = Field(pattern=f"^[{HYBRID_SYMBOLS}]+$", max_length=L.MAX_LAYERS,
+                         description="one character per layer, each layer one block: M a Mamba-2 mixer, "
+                         "* self-attention, - an MLP (Megatron-Core --hybrid-override-pattern)")
+    mamba_heads: int = limited(gt=0, le=L.MAX_HEADS, why=L.HEADS)
+    mamba_head_dim: int = limited(64, gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM)
+    state_dim: int = limited(128, gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM,
+                             description="SSM state size per channel (d_state, ssm_state_size)")
+    groups: int = limited(8, gt=0, le=L.MAX_HEADS, why=L.HEADS, description="B/C groups (n_groups)")
+    conv_kernel: int = limited(4, gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM)
+    chunk_size: int = limited(128, gt=0, le=L.MAX_SEQ, why=L.SEQ, description="SSD chunk length")
+
+
 class ModelIntake(Strict):
     """A preset id, a local HF config.json, or the fields; fields given override the preset."""
 
@@ -60,6 +75,7 @@ class ModelIntake(Strict):
     tied_embeddings: bool | None = None
     moe: MoeIntake | None = None
     mla: MlaIntake | None = None
+    hybrid: HybridIntake | None = None
     sliding_window: int | None = limited(None, ge=0, le=L.MAX_SEQ, why=L.SEQ)
     sliding_window_layers: int | None = limited(None, ge=0, le=L.MAX_LAYERS, why=L.LAYERS)
     mtp_layers: int | None = limited(None, ge=0, le=L.MAX_LAYERS, why=L.LAYERS,

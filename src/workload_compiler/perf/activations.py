@@ -56,6 +56,7 @@ Recompute policies (what stays stored between forward and backward):
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -190,13 +191,48 @@ def _mlp(a: ModelArch, ffn: float, sharding: Sharding, in_sharding: Sharding, pr
     return t, mm
 
 
+def _mamba(a: ModelArch, gemm_in: float) -> tuple[list[SavedTensor], list[SavedTensor]]:
+    """Saved tensors of one Mamba-2 block (Megatron-Core MambaMixer on mamba_ssm's fused
+    mamba_split_conv1d_scan_combined, which saves the in_proj output zxbcdt and the scan output and
+    recomputes the conv and the chunk states in backward), and its matmul outputs."""
+    h, inner, width = a.hidden_size, a.mamba_inner, a.mamba_in_proj_width
+    t = [SavedTensor("mamba_norm_in", ACT_BYTES * h, "replicated", "layer_in"),
+         SavedTensor("mamba_linear_in", gemm_in * h, "replicated", "linear_in"),
+         SavedTensor("zxbcdt", ACT_BYTES * width, "tp", "mamba"),
+         SavedTensor("ssm_out", ACT_BYTES * inner, "tp", "mamba"),
+         SavedTensor("mamba_out_proj_in", gemm_in * inner, "tp", "linear_in")]
+    mm = [SavedTensor("in_proj", ACT_BYTES * width, "tp", "mm_out"),
+          SavedTensor("out_proj", ACT_BYTES * h, "replicated", "mm_out")]
+    return t, mm
+
+
+def _share(tensors: list[SavedTensor], share: float) -> list[SavedTensor]:
+    return [dataclasses.replace(x, bytes_per_token=x.bytes_per_token * share) for x in tensors]
+
+
+def _hybrid_blocks(a: ModelArch, flash: bool, gemm_in: float,
+                   ) -> list[tuple[float, list[SavedTensor], list[SavedTensor]]]:
+    """(share per layer, saved tensors, matmul outputs) of a hybrid's three block kinds; each block's
+    input is a layer input (full recompute keeps one per block)."""
+    at, amm = _attention(a, flash, False, gemm_in)
+    mt, mmm = _mlp(a, a.ffn_hidden_size, "tp", "replicated", "", gemm_in)
+    mt = [SavedTensor("norm2_in", ACT_BYTES * a.hidden_size, "replicated", "layer_in"),
+          SavedTensor("mlp_linear_in", gemm_in * a.hidden_size, "replicated", "linear_in"), *mt]
+    st, smm = _mamba(a, gemm_in)
+    return [(a.attention_share, at, amm), (a.mlp_share, mt, mmm), (a.mamba_share, st, smm)]
+
+
 def saved_tensors(a: ModelArch, *, moe_layer: bool, flash: bool = True, dropout: bool = False,
                   gemm_in: float = ACT_BYTES, probs_in_activation: bool = False,
                   ) -> tuple[list[SavedTensor], list[SavedTensor]]:
     """(tensors stored without recompute, matmul outputs in forward order) of one layer; `gemm_in`
     is the bytes per element of the inputs the GEMMs keep for their weight gradient (see
-    `gemm_input_bytes`)."""
+    `gemm_input_bytes`). A hybrid's layer is its shares of the three block kinds (arch.model)."""
     h = a.hidden_size
+    if a.is_hybrid:
+        blocks = _hybrid_blocks(a, flash, gemm_in)
+        return ([x for share, bt, _ in blocks for x in _share(bt, share)],
+                [x for share, _, bm in blocks for x in _share(bm, share)])
     t, mm = _attention(a, flash, dropout, gemm_in)
     t += [SavedTensor("norm2_in", ACT_BYTES * h, "replicated", "norm"),
           SavedTensor("mlp_linear_in", gemm_in * h, "replicated", "linear_in")]
@@ -304,6 +340,14 @@ def layer_activations(a: ModelArch, *, moe_layer: bool, flash: bool = True,
         "none": ActivationCoefficients(), "attention_core": core,
         "op_sac": everything, "full": everything, "modules": modules, "mla_up_proj": up_proj}
     grads = coefficients([x for x in full_set if x.group in ("mlp_hidden", "act")])
+    if a.is_hybrid:
+        # The backward's transients are one block's, not a layer's average: the largest block's
+        # whole set under full recompute, and the larger of the MLP's and Mamba's gradients.
+        blocks = [(bt, share) for share, bt, _ in _hybrid_blocks(a, flash, gemm_in) if share > 0]
+        largest = max((coefficients(bt) for bt, _ in blocks), key=lambda c: c.replicated + c.tp)
+        recomputed |= {"op_sac": largest, "full": largest}
+        grads = max((coefficients([x for x in bt if x.group in ("mlp_hidden", "act", "mamba")]) for bt, _ in blocks),
+                    key=lambda c: c.replicated + c.tp)
     return LayerActivations(stored=stored, recomputed=recomputed, gradients=grads)
 
 

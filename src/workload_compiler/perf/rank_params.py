@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..arch.counts import param_counts
+from ..arch.counts import dense_layer_params, param_counts
 from ..arch.model import ModelArch
 from .layout import FloatArray, Layout
 from .stages import Stages
@@ -38,7 +38,7 @@ def rank_params(arch: ModelArch, layout: Layout, st: Stages, single: FloatArray)
     f8 = np.float64
     h, moe = float(arch.hidden_size), arch.is_moe
     inv_tp = 1.0 / layout.tp.astype(f8)
-    dense_layer = c.attention_per_layer + c.dense_mlp_per_layer + 2 * h
+    dense_layer = dense_layer_params(arch)      # a hybrid's layers averaged (arch.model shares)
     untied_head = c.embedding * float(c.output_head > 0)
     mtp_expert = arch.mtp_layers * c.moe_routed_per_layer if moe else 0.0
     mtp_dense_per = (c.mtp - mtp_expert) / max(arch.mtp_layers, 1)
@@ -56,7 +56,7 @@ def rank_params(arch: ModelArch, layout: Layout, st: Stages, single: FloatArray)
         body = n * dense_layer + moe_n * (moe_layer - dense_layer)
         dense.append((body + has_emb[k] * c.embedding + has_head[k] * (head + h) + mtp * mtp_dense_per) * inv_tp)
         expert.append((moe_n * c.moe_routed_per_layer + mtp * mtp_expert_per) * inv_ee if moe else 0.0 * n)
-        not_gemm.append((n * 2 * h + moe_n * router + has_emb[k] * c.embedding
+        not_gemm.append((n * arch.blocks_per_layer * h + moe_n * router + has_emb[k] * c.embedding
                          + has_head[k] * (single * untied_head + h)) * inv_tp)
     largest = max(dense_layer, moe_layer if moe else 0.0) * inv_tp
     return RankParams(dense=(dense[0], dense[1], dense[2]), expert=(expert[0], expert[1], expert[2]),

@@ -31,6 +31,7 @@ from ..arch.counts import (
     attention_params,
     mla_up_projections,
     param_counts,
+    ssm_scan_flops_per_token,
     training_flops_per_token,
 )
 from ..arch.model import ModelArch
@@ -163,15 +164,22 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     def mlp(rows: FloatArray, ffn: float, split: FloatArray) -> FloatArray:   # up (+gate) and down
         return np.asarray(gemm(2 * rows * h * s.up * ffn / split) + gemm(2 * rows * h * ffn / split))
 
-    # Forward GEMM time of one layer, one micro-batch, one GPU.
-    attn = gemm(2 * tok * h * s.qkv_out / tp) + gemm(2 * tok * s.o_in * h / tp)
+    # Forward GEMM time of one layer, one micro-batch, one GPU; a hybrid's layer holds its shares of
+    # attention, MLP and Mamba-2 blocks (arch.model attention_share, ...: 1, 1 and 0 in a transformer).
+    attn = a.attention_share * (gemm(2 * tok * h * s.qkv_out / tp) + gemm(2 * tok * s.o_in * h / tp))
+    # Mamba-2: in_proj (z, x, B, C, dt) and out_proj, column- and row-parallel over tp like q/k/v and o
+    # (Megatron-Core MambaMixer); zero in a transformer
+    mamba = 0.0 * tok
+    if a.mamba_layers:
+        mamba = a.mamba_share * (gemm(2 * tok * h * a.mamba_in_proj_width / tp)
+                                 + gemm(2 * tok * a.mamba_inner * h / tp))
     # mla_up_proj recompute runs the up-projections (low rank -> Q; low rank -> K nope and V) once
     # more in backward; zero without MLA
     up_proj = 0.0 * tok
     if a.is_mla:
         q_up, kv_up = mla_up_projections(a)
         up_proj = up_again * (gemm(2 * tok * q_up / tp) + gemm(2 * tok * kv_up / tp))
-    dense_mlp = mlp(tok, a.ffn_hidden_size, tp) if a.dense_mlp_layers else 0.0 * tok
+    dense_mlp = a.mlp_share * mlp(tok, a.ffn_hidden_size, tp) if a.dense_mlp_layers else 0.0 * tok
     # token copies per GPU after dispatch (SP), on the busiest expert rank
     routed = tok / tp * a.moe_top_k * setup.moe_load_imbalance
     moe_mlp = 0.0 * tok
@@ -186,7 +194,10 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
                    + gemm(2 * tok / tp * h * a.moe_experts) + a.moe_shared_experts * mlp(tok, shared_ffn, tp))
     head = gemm(2 * tok * h * a.vocab_size / tp)
     if setup.flash_attention:
-        core_flops = attention_flops_per_token(a, setup.seq_len, causal=True) / a.layers * tok / tp
+        # the Mamba-2 scans (Megatron-LM's 7 d_inner d_state per token) run as fused kernels like the
+        # attention core's and are timed with it: an assumption, no hybrid run is in the calibration set
+        core_flops = (attention_flops_per_token(a, setup.seq_len, causal=True)
+                      + ssm_scan_flops_per_token(a)) / a.layers * tok / tp
         core = core_flops / (hw.peak_flops_bf16 * k.attention_eff * setup.attention_relative_speed)
         core_passes, scores = 3.5 + any_rc, 0.0 * tok
     else:  # QK^T and AV as batched GEMMs over the full s x s; softmax + dropout through HBM:
@@ -197,12 +208,20 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
 
     # Memory-bound traffic of one layer's forward: counted elements x fitted multiplier.
     h_act = np.where(layout.sp, h / tp, h)                # norms/residuals: split only by SP
-    elems = 10 * h_act + 2 * s.qkv_out / tp               # 2 norms, 2 residual adds, rotary on q/k
-    dense_el = elems + (s.up + 1) * a.ffn_hidden_size / tp
+    blocks = a.blocks_per_layer
+    # a norm and a residual add per block, rotary on q/k; Mamba-2's conv1d (read and write its
+    # channels) and gated norm (read y and z, write)
+    elems = (5 * blocks * h_act + a.attention_share * 2 * s.qkv_out / tp
+             + a.mamba_share * (2 * a.mamba_conv_channels + 3 * a.mamba_inner) / tp)
+    dense_el = elems + a.mlp_share * (s.up + 1) * a.ffn_hidden_size / tp
     moe_el = elems + a.moe_top_k * setup.moe_load_imbalance / tp * ((s.up + 1) * a.moe_ffn_hidden_size + 4 * h)
     # FP8: each GEMM input is cast and transposed for the backward: read 2 B, write 2 x 1 B.
-    cast = 4.0 * (2 * h_act + s.o_in / tp + a.ffn_hidden_size / tp) * (bytes_el < 2)
+    cast = 4.0 * (blocks * h_act + a.attention_share * s.o_in / tp + a.mlp_share * a.ffn_hidden_size / tp
+                  + a.mamba_share * a.mamba_inner / tp) * (bytes_el < 2)
     loss_bytes = k.elementwise_mult * tok * a.vocab_size / tp * 12.0   # fp32 logits, fwd + bwd
+    # Mamba-2's chunked scan: its kernels' own HBM traffic (counted, so no fitted multiplier), with the
+    # attention core's passes (forward, a backward that recomputes the chunk states, + any recompute)
+    ssd_bytes = a.mamba_share * tok * 2.0 * a.ssd_scan_elements / tp
 
     # op_selective (per-op checkpointing, perf/activations.py op_sac): every second matmul and the
     # elementwise ops of the forward run again in backward.
@@ -211,12 +230,12 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     # TP: per layer 2 all-reduces forward, 2 backward, +2 under full recompute (with SP each is a
     # reduce-scatter + all-gather of the same bytes): in series with the GEMMs, or overlapped with
     # them, leaving what does not fit under the GEMMs and the contention share of what does.
-    tp_comm = (4.0 + 2.0 * full) * coll.group_all_reduce_s(tok * h * 2.0, tp, 1, hw)
+    tp_comm = (blocks / 2.0) * (4.0 + 2.0 * full) * coll.group_all_reduce_s(tok * h * 2.0, tp, 1, hw)
     # CP ring: cp-1 hops of this rank's K/V per layer (forward; backward passes K/V and dK/dV),
     # hidden behind the attention core except for contention.
     bw, lat = coll.link_bw_latency(tp * cp, hw)
     kv = tok * s.kv_dim / np.minimum(tp, s.kv_split) * 2.0
-    hop = (cp - 1.0) * coll.p2p_s(kv, bw, lat) * (cp > 1)
+    hop = a.attention_share * (cp - 1.0) * coll.p2p_s(kv, bw, lat) * (cp > 1)
     cp_layer = (1.0 + full) * _exposed(hop, core, k) + _exposed(2 * hop, 2.5 * core, k)
     # EP: dispatch + combine, forward and backward (+ forward again under full recompute): an
     # all-to-all of every token copy, or (DeepEP / HybridEP) each token once per remote node.
@@ -231,13 +250,15 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     def layer_terms(mlp_time: FloatArray, elements: FloatArray, is_moe: bool) -> dict[str, FloatArray]:
         """One decoder layer, one micro-batch, forward and backward, by step term."""
         # module recompute runs the two norms and the activation function forward again
-        again = mods * (4.0 * h_act + (2.0 + s.up) * (a.moe_top_k * setup.moe_load_imbalance * a.moe_ffn_hidden_size
-                                                      if is_moe else a.ffn_hidden_size) / tp)
+        again = mods * (2.0 * blocks * h_act + (2.0 + s.up) * (a.moe_top_k * setup.moe_load_imbalance
+                                                               * a.moe_ffn_hidden_size if is_moe
+                                                               else a.mlp_share * a.ffn_hidden_size) / tp)
         moved = k.elementwise_mult * tok * (2.0 * elements + cast + again)
-        gemms = passes * (attn + mlp_time) + up_proj
+        gemms = passes * (attn + mamba + mlp_time) + up_proj
         tp_layer = _exposed(tp_comm, gemms, k) if setup.tp_comm_overlap else tp_comm
         compute = gemms + core_passes * core
-        bound = memory_bound_s(bw_passes * moved + scores, hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)
+        bound = memory_bound_s(bw_passes * moved + scores + core_passes * ssd_bytes, hw.hbm_bandwidth_bytes_per_s,
+                               hw.measured.hbm_bytes_per_s)
         # EP overlap (Megatron-Core's combined 1F1B, core.pipeline_parallel.combined_1f1b: "EP A2A in
         # forward step is hidden by the attention/mlp computation in the backward step, and vice
         # versa"): an all-to-all of one micro-batch has every kernel of the other's layer as its

@@ -104,7 +104,9 @@ def _split_of(arch: ModelArch, layout: Layout, j: int, n: int,
         return first, 0, 0, None, 0
     mid_mtp = at("mid_mtp")
     leads = (at("first_lead"), at("mid_lead"), at("last_lead"))
-    text = pinned_text or layout_string(first, mid, last, pp, vp, arch.mtp_layers, leads)
+    # Megatron-Core's layout strings name transformer layers ('t'); a hybrid's stages are cut from its
+    # pattern instead, so none is written for it
+    text = pinned_text or (None if arch.is_hybrid else layout_string(first, mid, last, pp, vp, arch.mtp_layers, leads))
     return first, mid, last, text, mid_mtp
 
 
