@@ -9,7 +9,9 @@ Sources of the numbers checked:
   MLP and Mamba layers and the logits, x3 for forward and backward), and DGX Cloud Benchmarking's
   nemotron-h README ("The model flops for Nemotron-H 56b for GBS=1 is 2.816e15");
 - a published step: the same README's 256 x H100 FP8 run (tp 8, pp 1, dp 32, mbs 1, GBS 768,
-  seq 8192): 15.714 s mean over iterations 11-44, std 2.989 s.
+  seq 8192): 15.714 s mean over iterations 11-44, std 2.989 s;
+- Nemotron 3 Nano 30B-A3B (MoE blocks): Megatron-Bridge's Nemotron3NanoProvider; NVIDIA's model card,
+  31.6B parameters, about 3.2B active per token (3.6B with the embeddings).
 """
 
 from __future__ import annotations
@@ -77,11 +79,65 @@ def test_the_hf_config_reads_as_the_preset(tmp_path: Path) -> None:
     assert ours == preset_arch("nemotron-h-8b", "model.preset").model_dump(exclude={"name", "source"})
 
 
-def test_a_hybrid_with_moe_blocks_names_the_missing_feature(tmp_path: Path) -> None:
+NANO_PATTERN = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"
+NEMOTRON_3_NANO_CONFIG = {   # nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B config.json, the keys read
+    "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "chunk_size": 128, "conv_kernel": 4,
+    "head_dim": 128, "hidden_size": 2688, "hybrid_override_pattern": NANO_PATTERN, "intermediate_size": 1856,
+    "mamba_head_dim": 64, "mamba_num_heads": 64, "mlp_hidden_act": "relu2", "hidden_act": "relu2",
+    "moe_intermediate_size": 1856, "moe_shared_expert_intermediate_size": 3712, "n_group": 1, "n_groups": 8,
+    "n_routed_experts": 128, "n_shared_experts": 1, "num_attention_heads": 32, "num_experts_per_tok": 6,
+    "num_hidden_layers": 52, "num_key_value_heads": 2, "ssm_state_size": 128, "tie_word_embeddings": False,
+    "topk_group": 1, "vocab_size": 131072,
+}
+
+
+def test_nemotron_3_nano_counts_total_and_active_parameters() -> None:
+    c = param_counts(preset_arch("nemotron-3-nano-30b-a3b", "model.preset"))
+    assert c.total == pytest.approx(31.6e9, rel=0.01)
+    assert c.active == pytest.approx(3.6e9, rel=0.02)
+    assert c.active - c.embedding == pytest.approx(3.2e9, rel=0.02)
+
+
+@pytest.mark.parametrize("spelled", ["pattern", "block types"])
+def test_a_nemotron_3_config_reads_as_the_preset(tmp_path: Path, spelled: str) -> None:
+    cfg = dict(NEMOTRON_3_NANO_CONFIG)
+    if spelled == "block types":     # newer configs list the blocks instead of the pattern
+        kinds = {"M": "mamba", "E": "moe", "*": "attention"}
+        cfg.pop("hybrid_override_pattern")
+        cfg["layers_block_type"] = [kinds[c] for c in NANO_PATTERN]
     path = tmp_path / "config.json"
-    path.write_text(json.dumps(NEMOTRON_H_8B_CONFIG | {"hybrid_override_pattern": "MEM*EME" * 7 + "MEM"}))
-    with pytest.raises(InputError, match="missing feature: MoE blocks"):
+    path.write_text(json.dumps(cfg))
+    ours = load_hf_config(path).model_dump(exclude={"name", "source"})
+    assert ours == preset_arch("nemotron-3-nano-30b-a3b", "model.preset").model_dump(exclude={"name", "source"})
+
+
+@pytest.mark.parametrize(("extra", "feature"), [({"moe_latent_size": 1024}, "latent MoE"),
+                                                ({"num_nextn_predict_layers": 1}, "multi-token prediction")])
+def test_a_nemotron_3_super_config_names_the_missing_feature(tmp_path: Path, extra: dict[str, int],
+                                                             feature: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(NEMOTRON_3_NANO_CONFIG | extra))
+    with pytest.raises(InputError, match=f"missing feature: {feature}"):
         load_hf_config(path)
+
+
+def test_a_moe_hybrid_trains_and_expert_parallelism_shards_its_experts() -> None:
+    """Nano on 8 B200 (Megatron-Bridge's recipe default: EP 8): 23 MoE blocks of 128 experts, ep 8 holds
+    16 experts of each on a GPU; at ep 4, 32 of each: the experts' weights per GPU double."""
+    weights = {}
+    for ep in (4, 8):
+        spec = compile_workload({"kind": "training", "model": {"preset": "nemotron-3-nano-30b-a3b"},
+                                 "training": {"tokens": "1T", "seq_len": 8192, "global_batch_size": 512,
+                                              "precision": "fp8", "framework": "megatron"},
+                                 "compute": {"accelerator": "b200", "gpus": 8,
+                                             "parallelism": {"tp": 1, "pp": 1, "dp": 8, "ep": ep, "etp": 1,
+                                                             "micro_batch_size": 1}}})
+        assert spec.feasible and spec.compute.step_time_s > 0
+        weights[ep] = spec.compute.memory_breakdown_bytes["weights"]
+    c = param_counts(preset_arch("nemotron-3-nano-30b-a3b", "model.preset"))
+    # the difference is half the routed experts at ep 4 minus an eighth at ep 8, in the weights' bytes
+    per_param = (weights[4] - weights[8]) / (c.expert_params / 4 - c.expert_params / 8)
+    assert 1.0 <= per_param <= 4.0       # 16-bit weights, FP8 copies: between 1 and 4 bytes a parameter
 
 
 def _training(model: dict[str, object], **compute: object) -> dict[str, object]:
@@ -103,6 +159,7 @@ def test_the_intake_takes_a_hybrid_by_its_fields() -> None:
 @pytest.mark.parametrize(("hybrid", "field", "allowed"), [
     ({"pattern": PATTERN_8B[:-1], "mamba_heads": 128}, "model.hybrid.pattern", "one character per layer"),
     ({"pattern": "M-*E", "mamba_heads": 128}, "model.hybrid.pattern", ""),
+    ({"pattern": "M-*X" * 13, "mamba_heads": 128}, "model.hybrid.pattern", ""),
 ])
 def test_a_pattern_that_does_not_describe_the_layers_is_an_input_error(hybrid: dict[str, object], field: str,
                                                                       allowed: str) -> None:
@@ -149,3 +206,34 @@ def test_a_hybrid_has_no_band_borrowed_from_transformers() -> None:
                                       parallelism={"tp": 2, "pp": 1, "dp": 32, "micro_batch_size": 1}))
     band = spec.uncertainty["compute.tokens_per_s"]
     assert band.low is None and "no published Hopper hybrid fp8 run" in band.basis
+
+
+def test_mamba_heads_split_over_tp_and_cp_or_the_layout_is_refused() -> None:
+    """Megatron-Core's all-to-all context parallelism for Mamba asserts that each tp rank's heads
+    divide over cp (mamba_context_parallel.py): 72 heads at tp 8 (9 a rank) cannot go over cp 2."""
+    model = {"preset": "nemotron-h-8b", "hybrid": {"pattern": PATTERN_8B, "mamba_heads": 72}}
+    def compiled(cp: int) -> object:
+        return compile_workload({"kind": "training", "model": model,
+                                 "training": {"tokens": "1T", "seq_len": 8192, "global_batch_size": 64,
+                                              "precision": "bf16"},
+                                 "compute": {"accelerator": "h100-sxm", "gpus": 8 * cp,
+                                             "parallelism": {"tp": 8, "cp": cp, "pp": 1, "dp": 1}}})
+    assert compiled(1).feasible
+    refused = compiled(2)
+    assert not refused.feasible and "tp x cp does not divide mamba heads" in str(refused.model_dump())
+
+
+def test_context_parallelism_costs_a_hybrid_its_mamba_all_to_alls() -> None:
+    """At cp 2 a Mamba-2 layer exchanges its in_proj outputs and its scan output over the cp group:
+    the step's cp term is several times that of the same model with MLPs in the Mamba layers' place,
+    which has the same 4 attention layers and their K/V ring."""
+    def cp_term(pattern: str) -> float:
+        spec = compile_workload({"kind": "training",
+                                 "model": {"preset": "nemotron-h-8b",
+                                           "hybrid": {"pattern": pattern, "mamba_heads": 128}},
+                                 "training": {"tokens": "1T", "seq_len": 16384, "global_batch_size": 64,
+                                              "precision": "bf16"},
+                                 "compute": {"accelerator": "h100-sxm", "gpus": 16,
+                                             "parallelism": {"tp": 8, "cp": 2, "pp": 1, "dp": 1}}})
+        return float(spec.compute.step_breakdown_s["cp_comm_exposed"])
+    assert cp_term(PATTERN_8B) > 3.0 * cp_term(PATTERN_8B.replace("M", "-"))

@@ -95,7 +95,7 @@ def test_a_moe_of_another_family_without_a_preset_names_what_is_missing(records:
 
 
 @pytest.mark.parametrize(("name", "family", "feature"), [
-    ("Nemotron_3_Nano_30B_A3B", "nemotron", "Mamba-2"),
+    ("Nemotron_3_Super_120B_A12B", "nemotron", "latent MoE"),
     ("Qwen3_Next_80B_a3B", "qwen3_next", "Gated DeltaNet"),
     ("Qwen3-VL-235B-A22B", "qwen3_vl", "vision encoder"),
 ])
@@ -111,6 +111,9 @@ def test_a_hybrid_mamba_row_takes_its_preset_and_compiles(records: dict[str, dic
     assert ri.intake["model"] == {"preset": "nemotron-h-56b"}
     predicted = step_row(compile_record(ri, load_catalog())).predicted
     assert predicted is not None and predicted > 0
+    nano = record_intake(_renamed(records[QWEN], name="Nemotron_3_Nano_30B_A3B", family="nemotron"))
+    assert nano.intake["model"] == {"preset": "nemotron-3-nano-30b-a3b"}
+    assert step_row(compile_record(nano, load_catalog())).predicted > 0
 
 
 def test_the_name_tables_are_consistent() -> None:

@@ -96,18 +96,18 @@ def param_counts(a: ModelArch) -> ParamCounts:
     shared = a.moe_shared_experts * mlp_params(a, shared_ffn) if a.is_moe else 0.0
     router = float(h * a.moe_experts) if a.is_moe else 0.0
     norms = float(a.blocks_per_layer * h * a.layers + h)
-    moe_layers, dense_layers = a.moe_layers, a.dense_mlp_layers
+    moe_blocks = a.moe_blocks
     mamba = mamba_params(a)
-    body = (a.attention_layers * attn + dense_layers * a.mlp_share * dense_mlp + a.mamba_layers * mamba
-            + moe_layers * (routed + shared + router) + norms)
+    body = (a.attention_layers * attn + a.mlp_blocks * dense_mlp + a.mamba_layers * mamba
+            + moe_blocks * (routed + shared + router) + norms)
     # DeepSeek-V3 MTP module: one extra transformer block plus a 2h x h projection and norms,
     # sharing the embedding and head (arXiv:2412.19437 §2.2).
     mtp_block = attn + (routed + shared + router if a.is_moe else dense_mlp) + 2 * h * h + 4 * h
     mtp = a.mtp_layers * mtp_block
     total = embedding + output_head + body + mtp
     active_routed = a.moe_top_k * mlp_params(a, a.moe_ffn_hidden_size) if a.is_moe else 0.0
-    active = total - moe_layers * (routed - active_routed) - (a.mtp_layers * (routed - active_routed))
-    expert = (moe_layers + a.mtp_layers) * routed
+    active = total - moe_blocks * (routed - active_routed) - (a.mtp_layers * (routed - active_routed))
+    expert = (moe_blocks + a.mtp_layers) * routed
     return ParamCounts(
         embedding=embedding, output_head=output_head, attention_per_layer=attn,
         dense_mlp_per_layer=dense_mlp, moe_routed_per_layer=routed, moe_shared_per_layer=shared,

@@ -56,9 +56,15 @@ _MOE_DEEPSEEK = {"moe_experts": "n_routed_experts", "moe_top_k": "num_experts_pe
 _LLAMA4 = {"moe_experts": "num_local_experts", "moe_top_k": "num_experts_per_tok",
            "moe_ffn_hidden_size": "intermediate_size", "ffn_hidden_size": "intermediate_size_mlp",
            "moe_interval_step": "interleave_moe_layer_step"}
-_NEMOTRON_H = {"head_dim": "attention_head_dim", "mamba_heads": "mamba_num_heads",
-               "mamba_head_dim": "mamba_head_dim", "mamba_state_dim": "ssm_state_size",
-               "mamba_groups": "n_groups", "mamba_conv_kernel": "conv_kernel", "mamba_chunk_size": "chunk_size"}
+_NEMOTRON_H = {"mamba_heads": "mamba_num_heads", "mamba_head_dim": "mamba_head_dim",
+               "mamba_state_dim": "ssm_state_size", "mamba_groups": "n_groups", "mamba_conv_kernel": "conv_kernel",
+               "mamba_chunk_size": "chunk_size",
+               "moe_experts": "n_routed_experts", "moe_top_k": "num_experts_per_tok",
+               "moe_ffn_hidden_size": "moe_intermediate_size", "moe_shared_experts": "n_shared_experts",
+               "moe_shared_ffn_hidden_size": "moe_shared_expert_intermediate_size",
+               "moe_router_groups": "n_group", "moe_router_group_top_k": "topk_group"}
+# Nemotron 3's layers_block_type spells the pattern out
+_BLOCK_TYPES: Mapping[str, str] = {"mamba": "M", "attention": "*", "full_attention": "*", "moe": "E", "mlp": "-"}
 _GPT2 = {"layers": "n_layer", "hidden_size": "n_embd", "attention_heads": "n_head",
          "ffn_hidden_size": "n_inner"}
 
@@ -238,6 +244,8 @@ def arch_from_hf_dict(cfg: Mapping[str, Any], origin: str = "config.json") -> Mo
         values["head_dim"] = values["mla_v_head_dim"]
     if family.hybrid:
         values.update(_hybrid(r))
+        if "E" not in values["hybrid_pattern"]:   # a config class default, not a block of this model
+            values = {k: v for k, v in values.items() if not k.startswith("moe_")}
     values["sliding_window"], values["sliding_window_layers"] = _sliding(family, r, layers)
     values["weight_format"], values["weight_format_scope"] = _weight_format(cfg)
     try:
@@ -248,17 +256,29 @@ def arch_from_hf_dict(cfg: Mapping[str, Any], origin: str = "config.json") -> Mo
 
 
 def _hybrid(r: _Reader) -> dict[str, Any]:
-    """Nemotron-H: the layer pattern and the Mamba-2 mixer's shape (HF NemotronHConfig)."""
+    """Nemotron-H and Nemotron 3: the layer pattern and the Mamba-2 mixer's shape (HF NemotronHConfig);
+    the head size where it is written as attention_head_dim (Nemotron-H) rather than head_dim."""
     pattern = r.raw("hybrid_override_pattern")
+    kinds = r.raw("layers_block_type")
+    if not pattern and isinstance(kinds, list) and kinds:
+        if not all(isinstance(k, str) and k in _BLOCK_TYPES for k in kinds):
+            raise InputError(FIELD, r.origin, f"layers_block_type entries among {', '.join(sorted(_BLOCK_TYPES))}")
+        pattern = "".join(_BLOCK_TYPES[k] for k in kinds)
     if not isinstance(pattern, str) or not pattern:
         raise r.lacks("hybrid_override_pattern")
-    if "E" in pattern:
-        raise InputError(FIELD, r.origin, "a hybrid_override_pattern of M, * and - (missing feature: MoE "
-                         "blocks 'E' in a hybrid model, as in Nemotron 3)")
+    for key, feature in (("moe_latent_size", "latent MoE (experts on a projected width, Nemotron 3 Super)"),
+                         ("num_nextn_predict_layers", "multi-token prediction in a hybrid model"),
+                         ("mtp_hybrid_override_pattern", "multi-token prediction in a hybrid model")):
+        if r.raw(key):
+            raise InputError(FIELD, r.origin, f"a config without {key} (missing feature: {feature})")
     defaults = {"mamba_head_dim": 64, "mamba_state_dim": 128, "mamba_groups": 8, "mamba_conv_kernel": 4,
                 "mamba_chunk_size": 128}
-    return {"hybrid_pattern": pattern, "mamba_heads": r.int_("mamba_heads"),
-            **{ours: r.int_(ours, d) for ours, d in defaults.items()}}
+    out = {"hybrid_pattern": pattern, "mamba_heads": r.int_("mamba_heads"),
+           **{ours: r.int_(ours, d) for ours, d in defaults.items()}}
+    head = r.raw("attention_head_dim")
+    if isinstance(head, int) and not isinstance(head, bool) and head > 0:
+        out["head_dim"] = head
+    return out
 
 
 def _head_dim(hidden: int, heads: int, r: _Reader) -> int:

@@ -13,9 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field
 MlpKind = Literal["gelu", "relu", "squared_relu", "swiglu", "geglu"]
 GATED_MLPS: frozenset[str] = frozenset({"swiglu", "geglu"})
 # Megatron-Core's hybrid layer pattern (megatron/core/ssm/mamba_hybrid_layer_allocation.py Symbols):
-# one character per layer, each layer one block: a Mamba-2 mixer, self-attention or an MLP.
-MAMBA, ATTENTION, MLP_BLOCK = "M", "*", "-"
-HYBRID_SYMBOLS = MAMBA + ATTENTION + MLP_BLOCK
+# one character per layer, each layer one block: a Mamba-2 mixer, self-attention, an MLP or a
+# mixture of experts. "-" last: the set is also a regex character class.
+MAMBA, ATTENTION, MOE_BLOCK, MLP_BLOCK = "M", "*", "E", "-"
+HYBRID_SYMBOLS = MAMBA + ATTENTION + MOE_BLOCK + MLP_BLOCK
 
 
 class ModelArch(BaseModel):
@@ -61,7 +62,7 @@ class ModelArch(BaseModel):
     # every layer is attention + MLP. The Mamba-2 mixer (Dao & Gu 2024, arXiv:2405.21060): heads x
     # head_dim inner channels, `mamba_groups` groups of B/C of `mamba_state_dim` each.
     hybrid_pattern: str | None = Field(default=None, pattern=f"^[{HYBRID_SYMBOLS}]+$",
-                                       description="one of M (Mamba-2), * (attention), - (MLP) per layer")
+                                       description="one of M (Mamba-2), * (attention), E (MoE), - (MLP) per layer")
     mamba_heads: int = Field(default=0, ge=0, description="Mamba-2 heads (inner width = heads x head_dim)")
     mamba_head_dim: int = Field(default=64, gt=0)
     mamba_state_dim: int = Field(default=128, gt=0, description="SSM state per head channel (d_state)")
@@ -90,10 +91,21 @@ class ModelArch(BaseModel):
 
     @property
     def moe_layers(self) -> int:
-        """Number of layers whose MLP is a mixture of experts."""
+        """Layers of the MoE kind: a transformer's layers whose MLP is a mixture of experts; every
+        layer of a hybrid with MoE blocks (each holds `moe_share` of one, arch.model shares)."""
         if not self.is_moe:
             return 0
         return len(range(self.moe_dense_layers, self.layers, self.moe_layer_interval))
+
+    @property
+    def moe_blocks(self) -> int:
+        """Mixtures of experts in the model: one per MoE layer, the 'E' of a hybrid pattern."""
+        return self._blocks(MOE_BLOCK, self.moe_layers)
+
+    @property
+    def moe_share(self) -> float:
+        """MoE blocks per MoE-kind layer: 1 in a transformer, E / layers in a hybrid."""
+        return self.moe_blocks / self.moe_layers if self.moe_layers else 0.0
 
     @property
     def dense_mlp_layers(self) -> int:
@@ -117,8 +129,8 @@ class ModelArch(BaseModel):
 
     @property
     def mlp_blocks(self) -> int:
-        """Layers with a (dense or MoE) MLP: all of a transformer's, the '-' of a hybrid pattern."""
-        return self._blocks(MLP_BLOCK, self.layers)
+        """Dense MLPs: one per dense layer of a transformer, the '-' of a hybrid pattern."""
+        return self._blocks(MLP_BLOCK, self.dense_mlp_layers)
 
     @property
     def attention_share(self) -> float:
@@ -130,7 +142,9 @@ class ModelArch(BaseModel):
 
     @property
     def mlp_share(self) -> float:
-        return self.mlp_blocks / self.layers
+        """Dense MLP blocks per layer of the layer's kind: 1 in a transformer's dense layers, - / layers
+        in every layer of a hybrid."""
+        return 1.0 if not self.is_hybrid else self.mlp_blocks / self.layers
 
     @property
     def mamba_share(self) -> float:

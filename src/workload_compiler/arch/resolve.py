@@ -210,9 +210,12 @@ def _validate(v: dict[str, Any], path: str) -> None:
         if "M" in pattern and not v.get("mamba_heads", 0):
             raise InputError(f"{path}.hybrid.mamba_heads", v.get("mamba_heads", 0),
                              "at least 1 for a pattern with Mamba-2 layers (M)")
-        if v.get("moe_experts", 0):
-            raise InputError(f"{path}.moe", v["moe_experts"], "no experts in a hybrid Mamba model (missing "
-                             "feature: MoE blocks in a hybrid pattern, Nemotron 3)")
+        if bool(v.get("moe_experts", 0)) != ("E" in pattern):
+            raise InputError(f"{path}.moe", v.get("moe_experts", 0),
+                             "experts exactly when the hybrid pattern has MoE blocks (E)")
+        if v.get("moe_dense_layers", 0) or v.get("moe_layer_interval", 1) != 1:
+            raise InputError(f"{path}.moe.dense_layers", v.get("moe_dense_layers", 0),
+                             "unset in a hybrid model: its pattern places the MoE blocks (E)")
         if v.get("mla_kv_lora_rank", 0) or v.get("mtp_layers", 0) or v.get("sliding_window", 0):
             raise InputError(f"{path}.hybrid", "with MLA, MTP or a sliding window",
                              "a hybrid of Mamba-2, GQA attention and MLP blocks (missing feature: the others)")

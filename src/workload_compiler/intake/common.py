@@ -48,7 +48,8 @@ class HybridIntake(Strict):
 
     pattern: str = Field(pattern=f"^[{HYBRID_SYMBOLS}]+$", max_length=L.MAX_LAYERS,
                          description="one character per layer, each layer one block: M a Mamba-2 mixer, "
-                         "* self-attention, - an MLP (Megatron-Core --hybrid-override-pattern)")
+                         "* self-attention, E a mixture of experts (give model.moe), - an MLP (Megatron-Core "
+                         "--hybrid-override-pattern)")
     mamba_heads: int = limited(gt=0, le=L.MAX_HEADS, why=L.HEADS)
     mamba_head_dim: int = limited(64, gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM)
     state_dim: int = limited(128, gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM,

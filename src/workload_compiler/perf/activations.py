@@ -210,16 +210,54 @@ def _share(tensors: list[SavedTensor], share: float) -> list[SavedTensor]:
     return [dataclasses.replace(x, bytes_per_token=x.bytes_per_token * share) for x in tensors]
 
 
-def _hybrid_blocks(a: ModelArch, flash: bool, gemm_in: float,
+def _hybrid_blocks(a: ModelArch, flash: bool, gemm_in: float, probs_in_activation: bool = False,
                    ) -> list[tuple[float, list[SavedTensor], list[SavedTensor]]]:
-    """(share per layer, saved tensors, matmul outputs) of a hybrid's three block kinds; each block's
+    """(share per layer, saved tensors, matmul outputs) of a hybrid's block kinds; each block's
     input is a layer input (full recompute keeps one per block)."""
+    def block_input(name: str) -> list[SavedTensor]:
+        return [SavedTensor(f"{name}_norm_in", ACT_BYTES * a.hidden_size, "replicated", "layer_in"),
+                SavedTensor(f"{name}_linear_in", gemm_in * a.hidden_size, "replicated", "linear_in")]
+
     at, amm = _attention(a, flash, False, gemm_in)
     mt, mmm = _mlp(a, a.ffn_hidden_size, "tp", "replicated", "", gemm_in)
-    mt = [SavedTensor("norm2_in", ACT_BYTES * a.hidden_size, "replicated", "layer_in"),
-          SavedTensor("mlp_linear_in", gemm_in * a.hidden_size, "replicated", "linear_in"), *mt]
     st, smm = _mamba(a, gemm_in)
-    return [(a.attention_share, at, amm), (a.mlp_share, mt, mmm), (a.mamba_share, st, smm)]
+    blocks = [(a.attention_share, at, amm), (a.mlp_share, block_input("mlp") + mt, mmm),
+              (a.mamba_share, st, smm)]
+    if a.is_moe:
+        et, emm = _moe_block(a, gemm_in, probs_in_activation)
+        blocks.append((a.moe_share, block_input("moe") + et, emm))
+    return blocks
+
+
+def _moe_block(a: ModelArch, gemm_in: float, probs_in_activation: bool,
+               ) -> tuple[list[SavedTensor], list[SavedTensor]]:
+    """Saved tensors and matmul outputs of a mixture of experts (router, shared and routed experts)."""
+    h = a.hidden_size
+    t: list[SavedTensor] = []
+    mm: list[SavedTensor] = []
+    # Router (Megatron-Core router.py, fp32 router): the softmax/sigmoid output over the E experts
+    # is saved for its backward (4 B each), the bool routing map [tokens, E] is kept for the
+    # permutation and the combine (1 B each); both on the layer's own tokens.
+    t += [SavedTensor("router_probs", STAT_BYTES * a.moe_experts, "replicated", "moe_misc"),
+          SavedTensor("routing_map", MASK_BYTES * a.moe_experts, "replicated", "moe_misc")]
+    mm.append(SavedTensor("router", STAT_BYTES * a.moe_experts, "replicated", "mm_out"))
+    if a.moe_shared_experts:
+        f_sh = a.moe_shared_experts * (a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size)
+        st, smm = _mlp(a, f_sh, "tp", "replicated", "shared_", gemm_in)
+        t += st
+        mm += smm
+    # Per routed (token, expert) pair: the permuted token as the grouped GEMM's fc1 input, and
+    # the expert output the probability-weighted combine saves for the gradient of the probs
+    # (moe_utils.unpermute: permuted_tokens * permuted_probs) - unless the probs weigh the
+    # activation inside the experts (`probs_in_activation`: Megatron-Core's experts.py
+    # activation_func_with_probs, act(fc1) * probs before fc2; the combine then keeps nothing).
+    t.append(SavedTensor("expert_in", gemm_in * h, "expert_in", "linear_in"))
+    if not probs_in_activation:
+        t.append(SavedTensor("expert_out", ACT_BYTES * h, "expert_in", "moe_misc"))
+    et, emm = _mlp(a, a.moe_ffn_hidden_size, "expert_hidden", "expert_in", "expert_", gemm_in)
+    t += et
+    mm += emm
+    return t, mm
 
 
 def saved_tensors(a: ModelArch, *, moe_layer: bool, flash: bool = True, dropout: bool = False,
@@ -229,34 +267,15 @@ def saved_tensors(a: ModelArch, *, moe_layer: bool, flash: bool = True, dropout:
     is the bytes per element of the inputs the GEMMs keep for their weight gradient (see
     `gemm_input_bytes`). A hybrid's layer is its shares of the three block kinds (arch.model)."""
     h = a.hidden_size
-    if a.is_hybrid:
-        blocks = _hybrid_blocks(a, flash, gemm_in)
+    if a.is_hybrid:      # every layer of a hybrid with MoE blocks is of the MoE kind
+        blocks = _hybrid_blocks(a, flash, gemm_in, probs_in_activation)
         return ([x for share, bt, _ in blocks for x in _share(bt, share)],
                 [x for share, _, bm in blocks for x in _share(bm, share)])
     t, mm = _attention(a, flash, dropout, gemm_in)
     t += [SavedTensor("norm2_in", ACT_BYTES * h, "replicated", "norm"),
           SavedTensor("mlp_linear_in", gemm_in * h, "replicated", "linear_in")]
     if moe_layer:
-        # Router (Megatron-Core router.py, fp32 router): the softmax/sigmoid output over the E experts
-        # is saved for its backward (4 B each), the bool routing map [tokens, E] is kept for the
-        # permutation and the combine (1 B each); both on the layer's own tokens.
-        t += [SavedTensor("router_probs", STAT_BYTES * a.moe_experts, "replicated", "moe_misc"),
-              SavedTensor("routing_map", MASK_BYTES * a.moe_experts, "replicated", "moe_misc")]
-        mm.append(SavedTensor("router", STAT_BYTES * a.moe_experts, "replicated", "mm_out"))
-        if a.moe_shared_experts:
-            f_sh = a.moe_shared_experts * (a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size)
-            st, smm = _mlp(a, f_sh, "tp", "replicated", "shared_", gemm_in)
-            t += st
-            mm += smm
-        # Per routed (token, expert) pair: the permuted token as the grouped GEMM's fc1 input, and
-        # the expert output the probability-weighted combine saves for the gradient of the probs
-        # (moe_utils.unpermute: permuted_tokens * permuted_probs) - unless the probs weigh the
-        # activation inside the experts (`probs_in_activation`: Megatron-Core's experts.py
-        # activation_func_with_probs, act(fc1) * probs before fc2; the combine then keeps nothing).
-        t.append(SavedTensor("expert_in", gemm_in * h, "expert_in", "linear_in"))
-        if not probs_in_activation:
-            t.append(SavedTensor("expert_out", ACT_BYTES * h, "expert_in", "moe_misc"))
-        et, emm = _mlp(a, a.moe_ffn_hidden_size, "expert_hidden", "expert_in", "expert_", gemm_in)
+        et, emm = _moe_block(a, gemm_in, probs_in_activation)
         t += et
         mm += emm
     else:
@@ -342,12 +361,15 @@ def layer_activations(a: ModelArch, *, moe_layer: bool, flash: bool = True,
     grads = coefficients([x for x in full_set if x.group in ("mlp_hidden", "act")])
     if a.is_hybrid:
         # The backward's transients are one block's, not a layer's average: the largest block's
-        # whole set under full recompute, and the larger of the MLP's and Mamba's gradients.
-        blocks = [(bt, share) for share, bt, _ in _hybrid_blocks(a, flash, gemm_in) if share > 0]
-        largest = max((coefficients(bt) for bt, _ in blocks), key=lambda c: c.replicated + c.tp)
+        # whole set under full recompute, and the largest block's gradients.
+        def size(c: ActivationCoefficients) -> float:
+            return c.replicated + c.tp + a.moe_top_k * (c.expert_in + c.expert_hidden)
+
+        blocks = [bt for share, bt, _ in _hybrid_blocks(a, flash, gemm_in, probs_in_activation) if share > 0]
+        largest = max((coefficients(bt) for bt in blocks), key=size)
         recomputed |= {"op_sac": largest, "full": largest}
-        grads = max((coefficients([x for x in bt if x.group in ("mlp_hidden", "act", "mamba")]) for bt, _ in blocks),
-                    key=lambda c: c.replicated + c.tp)
+        grads = max((coefficients([x for x in bt if x.group in ("mlp_hidden", "act", "mamba")]) for bt in blocks),
+                    key=size)
     return LayerActivations(stored=stored, recomputed=recomputed, gradients=grads)
 
 

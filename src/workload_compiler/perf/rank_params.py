@@ -43,19 +43,22 @@ def rank_params(arch: ModelArch, layout: Layout, st: Stages, single: FloatArray)
     mtp_expert = arch.mtp_layers * c.moe_routed_per_layer if moe else 0.0
     mtp_dense_per = (c.mtp - mtp_expert) / max(arch.mtp_layers, 1)
     mtp_expert_per = mtp_expert / max(arch.mtp_layers, 1)
-    moe_layer = c.attention_per_layer + c.moe_shared_per_layer + c.router_per_layer + 2 * h
+    # a MoE-kind layer's non-expert weights; a hybrid's every layer, with its share of a MoE block
+    moe_layer = (dense_layer + arch.moe_share * (c.moe_shared_per_layer + c.router_per_layer) if arch.is_hybrid
+                 else c.attention_per_layer + c.moe_shared_per_layer + c.router_per_layer + 2 * h)
     head = single * untied_head + (1.0 - single) * c.embedding    # on the rank holding the head
     has_emb = (1.0, 0.0, 0.0)
     has_head = (single, 0.0 * single, 1.0 - single)
     ep_etp = (layout.ep * layout.etp).astype(f8)
     inv_ee = 1.0 / ep_etp
-    router = c.router_per_layer if moe else 0.0
+    router = arch.moe_share * c.router_per_layer if moe else 0.0
+    routed = arch.moe_share * c.moe_routed_per_layer
     dense, expert, not_gemm = [], [], []
     for k in range(3):
         n, mtp, moe_n = st.layers[k], st.mtp[k], st.moe_layers[k]
         body = n * dense_layer + moe_n * (moe_layer - dense_layer)
         dense.append((body + has_emb[k] * c.embedding + has_head[k] * (head + h) + mtp * mtp_dense_per) * inv_tp)
-        expert.append((moe_n * c.moe_routed_per_layer + mtp * mtp_expert_per) * inv_ee if moe else 0.0 * n)
+        expert.append((moe_n * routed + mtp * mtp_expert_per) * inv_ee if moe else 0.0 * n)
         not_gemm.append((n * arch.blocks_per_layer * h + moe_n * router + has_emb[k] * c.embedding
                          + has_head[k] * (single * untied_head + h)) * inv_tp)
     largest = max(dense_layer, moe_layer if moe else 0.0) * inv_tp

@@ -179,7 +179,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     if a.is_mla:
         q_up, kv_up = mla_up_projections(a)
         up_proj = up_again * (gemm(2 * tok * q_up / tp) + gemm(2 * tok * kv_up / tp))
-    dense_mlp = a.mlp_share * mlp(tok, a.ffn_hidden_size, tp) if a.dense_mlp_layers else 0.0 * tok
+    dense_mlp = a.mlp_share * mlp(tok, a.ffn_hidden_size, tp) if a.mlp_blocks else 0.0 * tok
     # token copies per GPU after dispatch (SP), on the busiest expert rank
     routed = tok / tp * a.moe_top_k * setup.moe_load_imbalance
     moe_mlp = 0.0 * tok
@@ -190,8 +190,11 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
         # the rows, 1/etp of the width. Then the router and the shared experts.
         local = np.maximum(a.moe_experts / ep, 1.0)
         shared_ffn = a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size
-        moe_mlp = (local * mlp(routed * etp / local, a.moe_ffn_hidden_size, etp)
-                   + gemm(2 * tok / tp * h * a.moe_experts) + a.moe_shared_experts * mlp(tok, shared_ffn, tp))
+        moe_mlp = a.moe_share * (local * mlp(routed * etp / local, a.moe_ffn_hidden_size, etp)
+                                 + gemm(2 * tok / tp * h * a.moe_experts)
+                                 + a.moe_shared_experts * mlp(tok, shared_ffn, tp))
+        if a.is_hybrid:      # every layer of a hybrid is of the MoE kind, with its dense MLP share too
+            moe_mlp = moe_mlp + dense_mlp
     head = gemm(2 * tok * h * a.vocab_size / tp)
     if setup.flash_attention:
         # the Mamba-2 scans (Megatron-LM's 7 d_inner d_state per token) run as fused kernels like the
@@ -214,7 +217,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     elems = (5 * blocks * h_act + a.attention_share * 2 * s.qkv_out / tp
              + a.mamba_share * (2 * a.mamba_conv_channels + 3 * a.mamba_inner) / tp)
     dense_el = elems + a.mlp_share * (s.up + 1) * a.ffn_hidden_size / tp
-    moe_el = elems + a.moe_top_k * setup.moe_load_imbalance / tp * ((s.up + 1) * a.moe_ffn_hidden_size + 4 * h)
+    moe_el = (elems + a.moe_share * a.moe_top_k * setup.moe_load_imbalance / tp
+              * ((s.up + 1) * a.moe_ffn_hidden_size + 4 * h) + (dense_el - elems) * a.is_hybrid)
     # FP8: each GEMM input is cast and transposed for the backward: read 2 B, write 2 x 1 B.
     cast = 4.0 * (blocks * h_act + a.attention_share * s.o_in / tp + a.mlp_share * a.ffn_hidden_size / tp
                   + a.mamba_share * a.mamba_inner / tp) * (bytes_el < 2)
@@ -237,6 +241,13 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     kv = tok * s.kv_dim / np.minimum(tp, s.kv_split) * 2.0
     hop = a.attention_share * (cp - 1.0) * coll.p2p_s(kv, bw, lat) * (cp > 1)
     cp_layer = (1.0 + full) * _exposed(hop, core, k) + _exposed(2 * hop, 2.5 * core, k)
+    if a.mamba_layers:
+        # Mamba-2 under cp (Megatron-Core ssm/mamba_context_parallel.py): all-to-alls from sequence to
+        # head sharding before the conv and scan (z, x, B, C, dt) and back after (y), forward and
+        # backward (+ forward again under full recompute), in series with the layer
+        pre = coll.group_all_to_all_s(tok / tp * a.mamba_in_proj_width * 2.0, cp, tp, hw)
+        post = coll.group_all_to_all_s(tok / tp * a.mamba_inner * 2.0, cp, tp, hw)
+        cp_layer = cp_layer + a.mamba_share * (2.0 + full) * (pre + post) * (cp > 1)
     # EP: dispatch + combine, forward and backward (+ forward again under full recompute): an
     # all-to-all of every token copy, or (DeepEP / HybridEP) each token once per remote node.
     if setup.ep_dispatch_dedup and a.is_moe:
@@ -245,7 +256,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
                                               a.moe_router_groups, a.moe_router_group_top_k)
     else:
         ep_pass = coll.group_all_to_all_s(routed * h * 2.0, ep, etp, hw)
-    ep_layer = (4.0 + 2.0 * full) * ep_pass
+    ep_layer = a.moe_share * (4.0 + 2.0 * full) * ep_pass
 
     def layer_terms(mlp_time: FloatArray, elements: FloatArray, is_moe: bool) -> dict[str, FloatArray]:
         """One decoder layer, one micro-batch, forward and backward, by step term."""
@@ -271,7 +282,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     dense_t = layer_terms(dense_mlp, dense_el, False)
     moe_t = layer_terms(moe_mlp, moe_el, True) if a.is_moe else dense_t
     if a.is_moe and setup.moe_dropless:     # the per-layer host sync of dropless routing, each pass
-        moe_t["compute"] = moe_t["compute"] + (2.0 + full) * k.moe_dropless_sync_s
+        moe_t["compute"] = moe_t["compute"] + a.moe_share * (2.0 + full) * k.moe_dropless_sync_s
     head_t = {"compute": 3.0 * head,
               "memory_bound": memory_bound_s(loss_bytes, hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)}
     mtp_t = {n: moe_t[n] + head_t.get(n, 0.0) for n in MB_TERMS}     # an MTP module: a layer and a head

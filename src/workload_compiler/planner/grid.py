@@ -213,7 +213,18 @@ def rules(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space) -> 
         ("tp does not divide attention heads", lambda v: arch.attention_heads % v["tp"] == 0),
         ("tp does not divide kv heads", lambda v: arch.kv_heads % v["tp"] == 0),
     ]
-    if arch.dense_mlp_layers and arch.ffn_hidden_size:
+    if arch.mamba_layers:
+        # Megatron-Core MambaMixer splits heads and B/C groups over tp; its all-to-all context
+        # parallelism (ssm/mamba_context_parallel.py) splits each tp rank's heads over cp, and its
+        # groups over cp or cp over its groups
+        mh, mg = arch.mamba_heads, arch.mamba_groups
+        out += [
+            ("tp x cp does not divide mamba heads", lambda v: mh % (v["tp"] * v["cp"]) == 0),
+            ("tp does not divide mamba groups", lambda v: mg % v["tp"] == 0),
+            ("cp and mamba groups per tp rank do not divide each other",
+             lambda v: ((mg // v["tp"]) % v["cp"] == 0) | (v["cp"] % np.maximum(mg // v["tp"], 1) == 0)),
+        ]
+    if arch.mlp_blocks and arch.ffn_hidden_size:
         out.append(("tp does not divide ffn hidden size", lambda v: arch.ffn_hidden_size % v["tp"] == 0))
     # Rules on (tp, pp, cp, dp) alone and on one other axis alone come first: the search applies
     # them to the axes before it expands the product (search.py `_prefilter`).

@@ -86,7 +86,7 @@ def ep_all_to_all_bytes_per_step(arch: ModelArch, layout: dict[str, int], seq_le
         return 0.0
     micro = global_batch / (layout["dp"] * layout["micro_batch_size"])
     tokens = layout["micro_batch_size"] * seq_len / (layout["cp"] * layout["tp"])
-    layers = arch.moe_layers / layout["pp"]
+    layers = arch.moe_blocks / layout["pp"]
     ep = layout["ep"]
     return float(micro * layers * 4 * tokens * arch.moe_top_k * arch.hidden_size * 2 * (ep - 1) / ep)
 
