@@ -50,6 +50,9 @@ def residuals(theta: np.ndarray, names: list[str], cases: list[TrainingCase],
 
 
 def fit(cases: list[TrainingCase], names: list[str], base: TrainingConstants) -> TrainingConstants:
+    """Least squares over the full-training runs: LoRA runs (setup.lora) are scored, never fitted on, so
+    they test the frozen-weight model (no weight gradients) out of sample."""
+    cases = [c for c in cases if c.setup.lora is None]
     x0 = np.array([getattr(base, n) for n in names])
     lo = np.array([BOUNDS[n][0] for n in names])
     hi = np.array([BOUNDS[n][1] for n in names])

@@ -50,7 +50,7 @@ def test_json_has_groups_skipped_and_overall(app: typer.Typer, calibration: Path
     rec = g["records"][0]
     assert rec["published"] > 0 and rec["predicted"] > 0
     assert rec["error_pct"] == pytest.approx((rec["predicted"] / rec["published"] - 1) * 100)
-    assert any("LoRA" in s["reason"] for s in doc["skipped"])
+    assert any("missing feature" in s["reason"] for s in doc["skipped"])
 
 
 def test_table_for_one_group(app: typer.Typer, calibration: Path) -> None:

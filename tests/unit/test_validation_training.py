@@ -27,7 +27,7 @@ from workload_compiler.validation.training_intake import NotCompiled, RecordInta
 from workload_compiler.validation.training_suite import TrainingCase, step_row, training_cases
 
 # The budget perf/fitted.py records (tools/fit_training.py); a regression past it (+ a margin) fails.
-OVERALL_MAPE_LIMIT_PCT = 6.67 + 0.5
+OVERALL_MAPE_LIMIT_PCT = 6.72 + 0.5
 GROUP_MAPE_LIMIT_PCT = 16.0 + 1.0
 
 
@@ -97,7 +97,8 @@ def test_hardware_and_cluster_from_the_intake(compiled) -> None:  # type: ignore
     assert cases["mbridge_2511_pretraining_gb200_llama3_8b_fp8cs_8gpu"].hardware.accelerator_id == "gb200"
     # IBM fms-fsdp blog: 800 Gb/s per H100 node -> 12.5 GB/s per GPU.
     assert cases["ibm_fsdp_llama2_7b_h100"].hardware.scale_out_bandwidth_bytes_per_s == pytest.approx(12.5e9)
-    assert "LoRA" in skipped["nemo2407_h100_fp8_lora_llama2_7b"]
+    assert cases["nemo2407_h100_fp8_lora_llama2_7b"].setup.lora is not None      # NeMo 24.07 LoRA
+    assert "float8 rowwise" in next(reason for rid, reason in skipped.items() if "rowwise" in rid)
 
 
 def test_not_a_run_is_not_compiled(calibration: Path) -> None:
@@ -149,7 +150,7 @@ def test_h100_llama3_70b_fp8_runs_as_its_config_without_recompute(compiled) -> N
     recompute. With Transformer Engine's FP8 inputs at 1 byte the memory model fits it without,
     and the planner, free to choose, runs it so (before: module recompute, 8-11% slow)."""
     cases, _ = compiled
-    ids = [i for i in cases if i.startswith("mbridge_") and "_h100_llama3_70b_fp8" in i and "sft" not in i]
+    ids = [i for i in cases if i.startswith("mbridge_") and "_h100_llama3_70b_fp8" in i and "pretraining" in i]
     assert len(ids) == 6
     for i in ids:
         assert int(np.asarray(cases[i].layout.recompute)) == 0, i

@@ -175,7 +175,13 @@ def forward_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -> 
     return matmul_flops_per_token(a) + attention_flops_per_token(a, seq_len, causal) + ssm_scan_flops_per_token(a)
 
 
-def training_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -> float:
+def training_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True,
+                             adapter_params: float | None = None) -> float:
     """Model FLOPs per trained token: 3 x forward (backward = 2 x forward). Recompute not counted:
-    this is the MFU numerator (PaLM, Chowdhery et al. 2022, App. B)."""
+    this is the MFU numerator (PaLM, Chowdhery et al. 2022, App. B). With LoRA (`adapter_params`
+    trained, every other weight frozen: arch/lora.py) the backward computes the activations'
+    gradients but no weight gradients of the frozen layers, so 2 x forward, plus 6 FLOPs per adapter
+    parameter (its own forward and backward)."""
+    if adapter_params is not None:
+        return 2.0 * forward_flops_per_token(a, seq_len, causal) + 6.0 * adapter_params
     return 3.0 * forward_flops_per_token(a, seq_len, causal)

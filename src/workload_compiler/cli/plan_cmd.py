@@ -19,6 +19,7 @@ from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..arch.lora import lora_adapter_params
 from ..catalog.loader import load_catalog
 from ..errors import Infeasible, InfeasibleError, InputError
 from ..intake.load import load_workload
@@ -105,7 +106,7 @@ def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
         binding, detail = result.infeasible or ("no layout", "")
         raise Infeasible(binding, detail)
     best = result.layouts[0]
-    flops = total_training_flops(arch, run.tokens, setup.seq_len)
+    flops = total_training_flops(arch, run.tokens, setup.seq_len, lora_adapter_params(arch, setup.lora))
     ttt = time_to_train_s(run.tokens, best.tokens_per_s)
     doc: dict[str, Any] = {
         "workload": w.name or arch.name,

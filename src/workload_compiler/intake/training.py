@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field
 
@@ -14,6 +14,18 @@ from .infrastructure import InfrastructureIntake
 from .limits import limited, text
 
 TrainingPrecision = Literal["bf16", "fp16", "fp8", "fp8_blockwise", "mxfp8", "nvfp4"]
+LoraTarget = Literal["qkv", "proj", "fc1", "fc2"]
+
+
+class LoraIntake(Strict):
+    """LoRA fine-tuning: the model's weights frozen, a rank-r adapter trained beside each target."""
+
+    rank: int = limited(32, gt=0, le=L.MAX_WIDTH, why=L.WIDTH,
+                        description="adapter rank (Megatron-Bridge / NeMo LoRA dim; 32 by default)")
+    targets: list[LoraTarget] = Field(
+        default_factory=lambda: list(get_args(LoraTarget)), min_length=1,
+        description="linear layers that carry an adapter (linear_qkv, linear_proj, linear_fc1, linear_fc2: "
+        "Megatron-Bridge's default, all four)")
 
 
 class TrainingRun(Strict):
@@ -34,6 +46,9 @@ class TrainingRun(Strict):
     moe_load_imbalance: float | None = Field(
         default=None, ge=1, le=64, description="tokens on the busiest expert rank over the mean (1.0: balanced, "
         "as benchmark tables force it); your router's measured value for real routing")
+    lora: LoraIntake | None = Field(
+        default=None, description="fine-tune with LoRA adapters instead of training every weight: no weight "
+        "gradients, gradients or optimizer states for the frozen weights")
     attention_kernel: Literal["flash", "flash_v1", "unfused"] | None = Field(
         default=None, description="flash: a fused attention kernel of the FlashAttention-2 class (FA2/FA3, "
         "cuDNN, SDPA) that never stores the s x s scores; flash_v1: a FlashAttention-1-era kernel (about "

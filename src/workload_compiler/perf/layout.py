@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..arch.lora import LoraSpec
 from .framework import GENERIC, FrameworkProfile
 
 IntArray = npt.NDArray[np.int64]
@@ -135,6 +136,8 @@ class TrainingSetup:
     # MoE dispatch: Megatron-Core's all-to-all (every token copy to its expert's GPU), or a
     # node-deduplicated one (DeepEP / HybridEP: once per remote node over the NICs, NVLink inside).
     ep_dispatch_dedup: bool = False
+    # LoRA fine-tuning (arch/lora.py): the base weights frozen, adapters trained; None = every weight
+    lora: LoraSpec | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -35,8 +35,11 @@ part plus a fraction of the modeled bytes, fitted on measured peaks, per allocat
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
+from ..arch.lora import adapter_params_per_layer
 from ..arch.model import ModelArch
 from ..errors import InputError
 from . import fitted_memory
@@ -128,7 +131,14 @@ def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
     calls this on 1e6 layouts at a time."""
     _validate(setup, layout)
     fw = setup.framework
-    sb = state_bytes(setup.precision, fw)
+    sb = trained_sb = state_bytes(setup.precision, fw)
+    adapter_layer = 0.0
+    if setup.lora is not None:
+        # LoRA: the frozen weights keep their working copy (and FP8 copies) only: no gradient, no
+        # optimizer state, no step copy; the adapters carry the full states, unsharded (they are ~1%)
+        sb = dataclasses.replace(sb, gradients=0.0, optimizer=0.0)
+        fw = dataclasses.replace(fw, step_grad_copy_bytes=0.0)
+        adapter_layer = adapter_params_per_layer(arch, setup.lora)
     f8 = np.float64
     tp, pp, dp, cp = (layout.tp.astype(f8), layout.pp.astype(f8), layout.dp.astype(f8), layout.cp.astype(f8))
     vp, mbs = layout.vp.astype(f8), layout.mbs.astype(f8)
@@ -159,6 +169,10 @@ def _evaluate(arch: ModelArch, setup: TrainingSetup, layout: Layout, *,
     for k in range(3):
         n, moe_n, ne, ex = st.layers[k], st.moe_layers[k], rp.dense[k], rp.expert[k]
         w, g, o, step = dense_states.held(ne)
+        if adapter_layer:
+            lora_p = n * adapter_layer * inv_tp
+            w, g, o = (w + trained_sb.weights * lora_p, g + trained_sb.gradients * lora_p,
+                       o + trained_sb.optimizer * lora_p)
         params = ne
         if expert_states is not None:
             ew, eg, eo, estep = expert_states.held(ex)

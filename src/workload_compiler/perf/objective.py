@@ -16,17 +16,18 @@ from ..arch.model import ModelArch
 from ..errors import InputError
 
 
-def total_training_flops(arch: ModelArch, tokens: float, seq_len: int) -> float:
+def total_training_flops(arch: ModelArch, tokens: float, seq_len: int, adapter_params: float | None = None) -> float:
     """Model FLOPs of a whole training run: training_flops_per_token x tokens.
 
     Per token: 3 x forward (backward = 2 x forward) with forward = 2 x active matmul weights (the
     output head included, the embedding lookup and norms excluded) + causal attention (QK^T and AV
     at ctx/2 on average). That is "6N + attention", the PaLM MFU numerator (Chowdhery et al. 2022,
-    App. B); the recompute pass is not counted (it is hardware work, not model work).
+    App. B); the recompute pass is not counted (it is hardware work, not model work). LoRA
+    (`adapter_params`): 2 x forward + the adapters' own (arch/counts.training_flops_per_token).
     """
     if not (math.isfinite(tokens) and tokens > 0):
         raise InputError("training.tokens", tokens, "a positive, finite token count")
-    return training_flops_per_token(arch, seq_len, causal=True) * tokens
+    return training_flops_per_token(arch, seq_len, causal=True, adapter_params=adapter_params) * tokens
 
 
 def time_to_train_s(tokens: float, tokens_per_s: float) -> float:

@@ -34,6 +34,7 @@ from ..arch.counts import (
     ssm_scan_flops_per_token,
     training_flops_per_token,
 )
+from ..arch.lora import adapter_traffic_elements, lora_adapter_params
 from ..arch.model import ModelArch
 from ..catalog.kernel_ceilings import fraction
 from ..errors import InputError
@@ -226,10 +227,15 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     # Mamba-2's chunked scan: its kernels' own HBM traffic (counted, so no fitted multiplier), with the
     # attention core's passes (forward, a backward that recomputes the chunk states, + any recompute)
     ssd_bytes = a.mamba_share * tok * 2.0 * a.ssd_scan_elements / tp
+    # LoRA's adapters (arch/lora.py): unfused rank-r GEMMs that read their layer's input and add into its
+    # output, in each pass (forward, data gradient, the adapters' weight gradient): counted bytes
+    lora_bytes = tok * 2.0 * adapter_traffic_elements(a, setup.lora) / tp if setup.lora is not None else 0.0
 
     # op_selective (per-op checkpointing, perf/activations.py op_sac): every second matmul and the
     # elementwise ops of the forward run again in backward.
-    passes = 3.0 + full + sac * op_sac_recompute_fraction(a)
+    # LoRA (arch/lora.py): the frozen weights take no weight-gradient GEMM, so forward + data gradient
+    frozen = 1.0 if setup.lora is not None else 0.0
+    passes = 3.0 - frozen + full + sac * op_sac_recompute_fraction(a)
     bw_passes = 3.0 + full + sac
     # TP: per layer 2 all-reduces forward, 2 backward, +2 under full recompute (with SP each is a
     # reduce-scatter + all-gather of the same bytes): in series with the GEMMs, or overlapped with
@@ -268,8 +274,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
         gemms = passes * (attn + mamba + mlp_time) + up_proj
         tp_layer = _exposed(tp_comm, gemms, k) if setup.tp_comm_overlap else tp_comm
         compute = gemms + core_passes * core
-        bound = memory_bound_s(bw_passes * moved + scores + core_passes * ssd_bytes, hw.hbm_bandwidth_bytes_per_s,
-                               hw.measured.hbm_bytes_per_s)
+        bound = memory_bound_s(bw_passes * moved + scores + core_passes * ssd_bytes + 3.0 * lora_bytes,
+                               hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)
         # EP overlap (Megatron-Core's combined 1F1B, core.pipeline_parallel.combined_1f1b: "EP A2A in
         # forward step is hidden by the attention/mlp computation in the backward step, and vice
         # versa"): an all-to-all of one micro-batch has every kernel of the other's layer as its
@@ -283,7 +289,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     moe_t = layer_terms(moe_mlp, moe_el, True) if a.is_moe else dense_t
     if a.is_moe and setup.moe_dropless:     # the per-layer host sync of dropless routing, each pass
         moe_t["compute"] = moe_t["compute"] + a.moe_share * (2.0 + full) * k.moe_dropless_sync_s
-    head_t = {"compute": 3.0 * head,
+    head_t = {"compute": (3.0 - frozen) * head,
               "memory_bound": memory_bound_s(loss_bytes, hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)}
     mtp_t = {n: moe_t[n] + head_t.get(n, 0.0) for n in MB_TERMS}     # an MTP module: a layer and a head
 
@@ -313,8 +319,9 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     # keeps them (fp8_param_gather); bf16 runs gather bf16
     lowp = PEAK_CLASS.get(setup.precision, "bf16") != "bf16"
     gather_bytes = setup.framework.param_gather_bytes if lowp else max(2.0, setup.framework.param_gather_bytes)
+    adapters = lora_adapter_params(a, setup.lora)
     dp_exposed, optimizer = _data_parallel(a, layout, hw, slowest, micro, full, k, setup.grad_reduce_bytes,
-                                           gather_bytes)
+                                           gather_bytes, adapters)
     terms = {t: micro * sum(sel[r] * rank_terms[r][t] for r in range(3)) for t in MB_TERMS}
     terms |= {"pp_bubble": bubble, "pp_p2p": p2p, "dp_comm_exposed": dp_exposed, "optimizer": optimizer,
               "offload_exposed": _offload_exposed(a, setup, layout, hw,
@@ -323,7 +330,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     breakdown = {n: np.broadcast_to(np.asarray(terms[n], dtype=f64), shape) for n in STEP_TERMS}
     step = np.asarray(sum(breakdown.values()), dtype=f64)
     tokens_per_s = setup.global_batch_size * seq / step
-    flops = tokens_per_s * training_flops_per_token(a, setup.seq_len, causal=True) / layout.gpus
+    per_token = training_flops_per_token(a, setup.seq_len, causal=True, adapter_params=adapters)
+    flops = tokens_per_s * per_token / layout.gpus
     return StepResult(step_time_s=step, breakdown_s=breakdown, tokens_per_s=tokens_per_s,
                       model_flops_per_gpu_per_s=flops, mfu=flops / peak, mfu_bf16=flops / hw.peak_flops_bf16)
 
@@ -351,7 +359,7 @@ def _exposed(comm_s: FloatArray, window_s: FloatArray, k: TrainingConstants) -> 
 
 def _data_parallel(a: ModelArch, layout: Layout, hw: Hardware, t_mb: FloatArray, micro: FloatArray,
                    full: FloatArray, k: TrainingConstants, grad_bytes: float,
-                   gather_bytes: float) -> tuple[FloatArray, FloatArray]:
+                   gather_bytes: float, adapters: float | None = None) -> tuple[FloatArray, FloatArray]:
     """(exposed gradient/parameter communication, optimizer step) per step.
 
     ZeRO 0: all-reduce of the gradients behind the last micro-batch's backward. ZeRO 1/2
@@ -360,6 +368,8 @@ def _data_parallel(a: ModelArch, layout: Layout, hw: Hardware, t_mb: FloatArray,
     --overlap-param-gather). ZeRO 3 / FSDP: every micro-batch gathers the parameters for the
     forward and again for the backward and reduce-scatters the gradients, each behind that pass.
     Dense weights sync over dp*cp ranks tp apart, experts over the expert-data-parallel group.
+    With LoRA (`adapters` trained parameters) only the adapters' gradients are reduced and updated,
+    and the frozen weights are gathered only where ZeRO-3 shards them.
     """
     c = param_counts(a)
     f64 = np.float64
@@ -370,13 +380,16 @@ def _data_parallel(a: ModelArch, layout: Layout, hw: Hardware, t_mb: FloatArray,
     expert = c.expert_params / pp / ep_etp
     n_dense, n_exp = dp * cp, dp * cp * tp / ep_etp
 
-    def sync(bytes_per_param: float) -> FloatArray:
-        """Reduce-scatter (or all-gather: the same cost) of every parameter of the stage."""
-        rs = coll.group_reduce_scatter_s
-        return np.asarray(rs(dense * bytes_per_param, n_dense, tp, hw)
-                          + rs(expert * bytes_per_param, n_exp, ep_etp, hw))
+    trained = 1.0 if adapters is None else adapters / c.total
 
-    grads, params = sync(grad_bytes), sync(gather_bytes)
+    def sync(bytes_per_param: float, share: float | FloatArray = 1.0) -> FloatArray:
+        """Reduce-scatter (or all-gather: the same cost) of `share` of the stage's parameters."""
+        rs = coll.group_reduce_scatter_s
+        return np.asarray(rs(dense * share * bytes_per_param, n_dense, tp, hw)
+                          + rs(expert * share * bytes_per_param, n_exp, ep_etp, hw))
+
+    grads = sync(grad_bytes, trained)
+    params = sync(gather_bytes, np.where(layout.zero >= 3, 1.0, trained))
     w_fwd = t_mb / (3.0 + full)
     w_bwd = t_mb - w_fwd
     zero = layout.zero
@@ -386,6 +399,6 @@ def _data_parallel(a: ModelArch, layout: Layout, hw: Hardware, t_mb: FloatArray,
                  _exposed(2.0 * grads, w_bwd, k)))          # all-reduce = reduce-scatter + all-gather
     shard_dense = np.where(zero >= 1, n_dense, 1.0)
     shard_exp = np.where(zero >= 1, n_exp, 1.0)
-    optimizer = memory_bound_s(ADAM_BYTES_PER_PARAM * (dense / shard_dense + expert / shard_exp),
+    optimizer = memory_bound_s(ADAM_BYTES_PER_PARAM * trained * (dense / shard_dense + expert / shard_exp),
                                hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)
     return np.asarray(exposed), np.asarray(optimizer)

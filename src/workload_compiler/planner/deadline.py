@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..arch.lora import lora_adapter_params
 from ..arch.model import ModelArch
 from ..intake.common import ParallelismIntake
 from ..intake.limits import MAX_GPUS
@@ -61,7 +62,7 @@ def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, to
                       searched: dict[int, PlanResult] | None = None) -> DeadlinePlan:
     """Search GPU counts for the smallest that trains `tokens` within `deadline_s` (see module doc).
     `searched`: planner searches of this workload already run, by GPU count (reused, and extended)."""
-    flops = total_training_flops(arch, tokens, setup.seq_len)
+    flops = total_training_flops(arch, tokens, setup.seq_len, lora_adapter_params(arch, setup.lora))
     peak, _ = gemm_precision(setup, hw)
     flops_bound = min_gpus_for_flops(flops, deadline_s, peak)
     hold = fewest_gpus_to_hold(arch, setup, hw, memory_fn)

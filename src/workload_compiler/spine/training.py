@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 from ..arch.counts import param_counts, training_flops_per_token
+from ..arch.lora import lora_adapter_params
 from ..arch.model import ModelArch
 from ..arch.resolve import resolve_model
 from ..catalog.loader import Catalog
@@ -137,14 +138,16 @@ def compute_layer(best: RankedLayout, hw: Hardware, accelerator_name: str, w: Tr
 def objective_layer(arch: ModelArch, run: TrainingRunResolved, best: RankedLayout | None, w: TrainingWorkload,
                     trace: Trace) -> ObjectiveLayer:
     counts = param_counts(arch)
-    fpt = training_flops_per_token(arch, run.seq_len)
+    fpt = training_flops_per_token(arch, run.seq_len, adapter_params=lora_adapter_params(arch, run.lora))
     total = fpt * run.tokens
     batch_tokens = float(run.global_batch_size * run.seq_len)
     ttt = run.tokens / best.tokens_per_s if best and best.tokens_per_s > 0 else math.inf
     target = w.target.time_to_train
     trace.derived("objective.params", counts.total, "arch/counts.py param_counts (weights, norms, embeddings)")
     trace.derived("objective.active_params", counts.active, "total minus the routed experts not in top-k")
-    trace.derived("objective.flops_per_token", fpt, "3 x (2 x active matmul params + causal attention)")
+    trace.derived("objective.flops_per_token", fpt, "3 x (2 x active matmul params + causal attention)"
+                  if run.lora is None else "LoRA: 2 x (2 x active matmul params + causal attention) "
+                  "+ 6 x adapter params (no weight gradients of the frozen weights)")
     trace.derived("objective.total_flops", total, "flops_per_token x tokens")
     trace.derived("objective.steps", run.tokens / batch_tokens, "tokens / (global_batch_size x seq_len)")
     trace.derived("objective.time_to_train_s", ttt, "tokens / compute.tokens_per_s (no failures; see reliability)")

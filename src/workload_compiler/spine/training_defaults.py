@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..arch.counts import param_counts
+from ..arch.lora import LoraSpec
 from ..arch.model import ModelArch
 from ..catalog.frameworks import framework_names, framework_profile
 from ..intake.training import TrainingWorkload
@@ -31,6 +32,7 @@ class TrainingRunResolved:
     global_batch_size: int
     precision: str
     framework: FrameworkProfile = GENERIC
+    lora: LoraSpec | None = None          # LoRA fine-tuning (arch/lora.py); None: every weight trained
 
 
 def resolve_run(w: TrainingWorkload, arch: ModelArch, trace: Trace) -> TrainingRunResolved:
@@ -57,7 +59,22 @@ def resolve_run(w: TrainingWorkload, arch: ModelArch, trace: Trace) -> TrainingR
         tokens = trace.assumed("objective.tokens", CHINCHILLA_TOKENS_PER_PARAM * n,
                                "20 tokens per parameter, compute-optimal (Hoffmann et al. 2022)")
     return TrainingRunResolved(tokens=float(tokens), seq_len=int(seq_len), global_batch_size=int(gbs),
-                               precision=str(precision), framework=resolve_framework(w, trace))
+                               precision=str(precision), framework=resolve_framework(w, trace),
+                               lora=resolve_lora(w, trace))
+
+
+def resolve_lora(w: TrainingWorkload, trace: Trace) -> LoraSpec | None:
+    """training.lora -> the adapters; what it leaves unset is Megatron-Bridge's default, assumed."""
+    lo = w.training.lora
+    if lo is None:
+        return None
+    stated = lo.model_fields_set
+    rank = trace.given("training.lora.rank", lo.rank) if "rank" in stated else trace.assumed(
+        "training.lora.rank", lo.rank, "rank 32: Megatron-Bridge's and NeMo's LoRA default (peft/lora.py dim)")
+    targets = trace.given("training.lora.targets", lo.targets) if "targets" in stated else trace.assumed(
+        "training.lora.targets", lo.targets, "adapters on linear_qkv, linear_proj, linear_fc1 and linear_fc2: "
+        "Megatron-Bridge's and NeMo's LoRA default")
+    return LoraSpec(rank=int(rank), targets=tuple(dict.fromkeys(targets)))
 
 
 def resolve_framework(w: TrainingWorkload, trace: Trace) -> FrameworkProfile:

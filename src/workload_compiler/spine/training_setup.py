@@ -128,5 +128,5 @@ def resolve_setup(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved
                           moe_load_imbalance=float(imbalance), tp_comm_overlap=bool(overlap),
                           ep_comm_overlap=bool(ep_overlap), ep_dispatch_dedup=bool(dedup),
                           grad_reduce_bytes=4.0 if grad_dtype == "fp32" else 2.0,
-                          framework=run.framework)
+                          framework=run.framework, lora=run.lora)
     return setup

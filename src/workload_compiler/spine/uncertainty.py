@@ -37,11 +37,12 @@ def precision_class(precision: str) -> str:
     return "fp4" if "fp4" in p else "fp8"
 
 
-def case_kind(architecture: str, moe: bool, precision: str, hybrid: bool = False) -> str:
+def case_kind(architecture: str, moe: bool, precision: str, hybrid: bool = False, lora: bool = False) -> str:
     """The kind of case a band is looked up by: 'Hopper dense fp8', 'Blackwell moe bf16'; a hybrid
-    Mamba-2 model is a kind of its own ('Hopper hybrid fp8': no published run of it was validated)."""
+    Mamba-2 model is a kind of its own ('Hopper hybrid fp8': no published run of it was validated),
+    and so is a LoRA fine-tune ('Hopper dense fp8 lora')."""
     body = "hybrid" if hybrid else "moe" if moe else "dense"
-    return f"{generation(architecture)} {body} {precision_class(precision)}"
+    return f"{generation(architecture)} {body} {precision_class(precision)}" + (" lora" if lora else "")
 
 
 def _section(name: str) -> dict[str, Any]:
@@ -130,8 +131,8 @@ def spec_uncertainty(spec: SystemSpec, architecture: str) -> dict[str, Band]:
     out: dict[str, Band] = {}
     moe = _moe(spec.objective)
     if spec.kind == "training" and spec.compute is not None and _get(spec.compute, "step_time_s") is not None:
-        hybrid = "model.hybrid_pattern" in spec.provenance
-        kind = case_kind(architecture, moe, str(_get(spec.objective, "precision") or "bf16"), hybrid)
+        hybrid, lora = "model.hybrid_pattern" in spec.provenance, "training.lora.rank" in spec.provenance
+        kind = case_kind(architecture, moe, str(_get(spec.objective, "precision") or "bf16"), hybrid, lora)
         step = "training_step_time"
         for key, layer, band in (("step_time_s", spec.compute, time_band), ("tokens_per_s", spec.compute, rate_band),
                                  ("tokens_per_s_per_gpu", spec.compute, rate_band),

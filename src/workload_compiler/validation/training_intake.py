@@ -232,7 +232,9 @@ def record_intake(rec: dict[str, Any]) -> RecordIntake:
     intake["training"]["global_batch_size"] = int(gbs)
     tokens = m.get("train_tokens")
     intake["training"]["tokens"] = float(tokens) if tokens else 1e12
-    for key, value in {**rm.intake, **(quirk.get("intake") or {})}.items():
+    named = f"{rid} {rec.get('framework') or ''}".lower()
+    method = {k: v for name, keys in (data.get("methods") or {}).items() if name in named for k, v in keys.items()}
+    for key, value in {**method, **rm.intake, **(quirk.get("intake") or {})}.items():
         _set(intake, key, value)
     if quirk.get("why"):
         notes.append(str(quirk["why"]))
@@ -253,7 +255,8 @@ def record_intake(rec: dict[str, Any]) -> RecordIntake:
     step, published_from = _published_step(rec, intake, source.get("flops_definition"))
     days = m.get("train_days") if rec.get("category") == "time_to_train" else None
     memory = m.get("memory_gib_per_gpu")
-    return RecordIntake(id=rid, group=group, kind=_kind(rec, precision), intake=intake, notes=tuple(notes),
+    kind = _kind(rec, precision) + (" lora" if _get(intake, "training.lora") is not None else "")
+    return RecordIntake(id=rid, group=group, kind=kind, intake=intake, notes=tuple(notes),
                         published_step_time_s=step, published_from=published_from,
                         published_days=float(days) if days else None,
                         measured_memory_bytes=float(memory) * GIB if memory else None)
