@@ -174,3 +174,14 @@ def test_the_readme_and_docstring_examples_of_the_block_validate() -> None:
         block = MeasuredIntake.model_validate(yaml.safe_load(text)["measured"])
         (key, value), = block.values.items()
         assert entry(key, value, CAT, "intake").machine_id == "h100-sxm"
+
+
+def test_a_calibration_directory_the_file_system_refuses_is_an_input_error() -> None:
+    """A path too long for the file system (ENAMETOOLONG; the fuzz suite's 5,000-character value) is
+    answered as a bad input naming the key, never an OSError."""
+    from workload_compiler import compile_workload
+    intake = {"kind": "training", "model": {"preset": "llama3-8b"}, "compute": {"gpus": 8},
+              "measured": {"calibration_dir": "z" * 5000}}
+    with pytest.raises(InputError) as exc:
+        compile_workload(intake)
+    assert exc.value.field == "measured.calibration_dir" and len(str(exc.value)) < 500

@@ -20,7 +20,8 @@ HYBRID_SYMBOLS = MAMBA + ATTENTION + MOE_BLOCK + MLP_BLOCK
 
 
 class ModelArch(BaseModel):
-    """A decoder-only transformer, dense or MoE, with MHA/GQA/MLA attention."""
+    """A decoder-only transformer, dense or MoE, with MHA/GQA/MLA attention; or a hybrid of Mamba-2,
+    attention, MLP and MoE blocks (`hybrid_pattern`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

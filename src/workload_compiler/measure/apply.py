@@ -238,7 +238,12 @@ def read_library(directory: Path) -> tuple[list[tuple[str, str, MeasuredValue]],
     from pydantic import ValidationError
 
     from .calibration import RAW_SCHEMA, CalibrationFile
-    if not directory.is_dir():
+    try:    # a name the file system refuses (too long, a bad byte) is an answer, not an OSError
+        is_dir = directory.is_dir()
+    except OSError as exc:
+        raise InputError("measured.calibration_dir", str(directory),
+                         f"an existing directory of `wkc calibrate` files ({exc.strerror})") from None
+    if not is_dir:
         raise InputError("measured.calibration_dir", str(directory), "an existing directory of `wkc calibrate` files")
     out: list[tuple[str, str, MeasuredValue]] = []
     files: list[str] = []
