@@ -29,7 +29,6 @@ class ParamCounts:
     moe_shared_per_layer: float
     router_per_layer: float
     norms: float
-    mamba_per_layer: float            # one Mamba-2 block (0 without): projections, conv, SSM scalars, norm
     mtp: float
     total: float
     active: float
@@ -60,6 +59,31 @@ def attention_params(a: ModelArch) -> float:
     kv = 2 * h * a.kv_heads * a.head_dim
     o = a.attention_heads * a.head_dim * h
     return float(q + kv + o)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayerShapes:
+    """GEMM widths of one layer (whole model, before sharding)."""
+
+    qkv_out: float            # output width of the q/k/v projections (MLA: all its factors)
+    o_in: float               # input width of the output projection (heads x v head dim)
+    up: float                 # 2 for gated MLPs (gate + up), 1 otherwise
+    kv_dim: float             # K and V widths a context-parallel rank passes on
+    kv_split: float           # heads tensor parallelism can split K/V over
+
+
+def layer_shapes(a: ModelArch) -> LayerShapes:
+    """The GEMM widths of one layer, for the step model and the LoRA adapters beside them."""
+    h = a.hidden_size
+    d_v = a.mla_v_head_dim if a.is_mla else a.head_dim
+    o_in = a.attention_heads * d_v
+    if a.is_mla:
+        kv_dim = a.attention_heads * (a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim + d_v)
+        kv_split = a.attention_heads
+    else:
+        kv_dim, kv_split = 2 * a.kv_heads * a.head_dim, a.kv_heads
+    return LayerShapes(qkv_out=(attention_params(a) - o_in * h) / h, o_in=o_in, up=2.0 if a.gated else 1.0,
+                       kv_dim=kv_dim, kv_split=kv_split)
 
 
 def mlp_params(a: ModelArch, ffn: int) -> float:
@@ -97,8 +121,7 @@ def param_counts(a: ModelArch) -> ParamCounts:
     router = float(h * a.moe_experts) if a.is_moe else 0.0
     norms = float(a.blocks_per_layer * h * a.layers + h)
     moe_blocks = a.moe_blocks
-    mamba = mamba_params(a)
-    body = (a.attention_layers * attn + a.mlp_blocks * dense_mlp + a.mamba_layers * mamba
+    body = (a.attention_layers * attn + a.mlp_blocks * dense_mlp + a.mamba_layers * mamba_params(a)
             + moe_blocks * (routed + shared + router) + norms)
     # DeepSeek-V3 MTP module: one extra transformer block plus a 2h x h projection and norms,
     # sharing the embedding and head (arXiv:2412.19437 §2.2).
@@ -111,7 +134,7 @@ def param_counts(a: ModelArch) -> ParamCounts:
     return ParamCounts(
         embedding=embedding, output_head=output_head, attention_per_layer=attn,
         dense_mlp_per_layer=dense_mlp, moe_routed_per_layer=routed, moe_shared_per_layer=shared,
-        router_per_layer=router, norms=norms, mamba_per_layer=mamba, mtp=mtp, total=total, active=active,
+        router_per_layer=router, norms=norms, mtp=mtp, total=total, active=active,
         expert_params=expert, non_expert_params=total - expert,
     )
 

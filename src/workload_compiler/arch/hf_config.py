@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
-from .model import MlpKind, ModelArch
+from .model import ATTENTION, MAMBA, MLP_BLOCK, MOE_BLOCK, MlpKind, ModelArch, mamba_default
 
 # Our field -> the config.json key, shared by the Llama-style families.
 _BASE_KEYS: Mapping[str, str] = {
@@ -64,7 +64,8 @@ _NEMOTRON_H = {"mamba_heads": "mamba_num_heads", "mamba_head_dim": "mamba_head_d
                "moe_shared_ffn_hidden_size": "moe_shared_expert_intermediate_size",
                "moe_router_groups": "n_group", "moe_router_group_top_k": "topk_group"}
 # Nemotron 3's layers_block_type spells the pattern out
-_BLOCK_TYPES: Mapping[str, str] = {"mamba": "M", "attention": "*", "full_attention": "*", "moe": "E", "mlp": "-"}
+_BLOCK_TYPES: Mapping[str, str] = {"mamba": MAMBA, "attention": ATTENTION, "full_attention": ATTENTION,
+                                   "moe": MOE_BLOCK, "mlp": MLP_BLOCK}
 _GPT2 = {"layers": "n_layer", "hidden_size": "n_embd", "attention_heads": "n_head",
          "ffn_hidden_size": "n_inner"}
 
@@ -244,7 +245,7 @@ def arch_from_hf_dict(cfg: Mapping[str, Any], origin: str = "config.json") -> Mo
         values["head_dim"] = values["mla_v_head_dim"]
     if family.hybrid:
         values.update(_hybrid(r))
-        if "E" not in values["hybrid_pattern"]:   # a config class default, not a block of this model
+        if MOE_BLOCK not in values["hybrid_pattern"]:   # a config class default, not a block of this model
             values = {k: v for k, v in values.items() if not k.startswith("moe_")}
     values["sliding_window"], values["sliding_window_layers"] = _sliding(family, r, layers)
     values["weight_format"], values["weight_format_scope"] = _weight_format(cfg)
@@ -271,10 +272,9 @@ def _hybrid(r: _Reader) -> dict[str, Any]:
                          ("mtp_hybrid_override_pattern", "multi-token prediction in a hybrid model")):
         if r.raw(key):
             raise InputError(FIELD, r.origin, f"a config without {key} (missing feature: {feature})")
-    defaults = {"mamba_head_dim": 64, "mamba_state_dim": 128, "mamba_groups": 8, "mamba_conv_kernel": 4,
-                "mamba_chunk_size": 128}
+    shape = ("mamba_head_dim", "mamba_state_dim", "mamba_groups", "mamba_conv_kernel", "mamba_chunk_size")
     out = {"hybrid_pattern": pattern, "mamba_heads": r.int_("mamba_heads"),
-           **{ours: r.int_(ours, d) for ours, d in defaults.items()}}
+           **{ours: r.int_(ours, mamba_default(ours)) for ours in shape}}
     head = r.raw("attention_head_dim")
     if isinstance(head, int) and not isinstance(head, bool) and head > 0:
         out["head_dim"] = head

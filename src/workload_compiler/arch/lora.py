@@ -5,18 +5,20 @@ rank-r pair beside each targeted layer, A (in x r) and B (r x out), so the adapt
 parameters. Megatron-Bridge's and NeMo 2.0's `LoRA` (peft/lora.py) target linear_qkv, linear_proj,
 linear_fc1 and linear_fc2 with dim 32 by default; their names here are qkv, proj, fc1, fc2. On a hybrid
 model a layer holds its shares of attention and MLP blocks (arch.model), and so of their adapters; the
-routed experts of a MoE layer carry none here (their fc1/fc2 are the dense MLP's widths).
+routed experts of a MoE layer carry none here: fc1 and fc2 adapters sit on the dense MLPs only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
-from .counts import attention_params
+from .counts import layer_shapes
 from .model import ModelArch
 
-LORA_TARGETS: tuple[str, ...] = ("qkv", "proj", "fc1", "fc2")
-DEFAULT_RANK = 32
+LoraTarget = Literal["qkv", "proj", "fc1", "fc2"]
+LORA_TARGETS: tuple[LoraTarget, ...] = get_args(LoraTarget)
+DEFAULT_RANK = 32         # Megatron-Bridge / NeMo 2.0 peft/lora.py LoRA dim
 
 
 @dataclass(frozen=True)
@@ -30,15 +32,11 @@ class LoraSpec:
 def target_widths(a: ModelArch) -> dict[str, tuple[float, float]]:
     """(input, output) width of each targetable linear layer of one layer, before tensor parallelism,
     weighted by the layer's share of the block that holds it."""
-    h = float(a.hidden_size)
-    d_v = a.mla_v_head_dim if a.is_mla else a.head_dim
-    o_in = float(a.attention_heads * d_v)
-    qkv_out = (attention_params(a) - o_in * h) / h
+    h, s = float(a.hidden_size), layer_shapes(a)
     ffn = float(a.ffn_hidden_size or a.moe_ffn_hidden_size)
-    up = 2.0 if a.gated else 1.0
-    att, mlp = a.attention_share, a.mlp_share if a.mlp_blocks else 0.0
-    return {"qkv": (att * h, att * qkv_out), "proj": (att * o_in, att * h),
-            "fc1": (mlp * h, mlp * up * ffn), "fc2": (mlp * ffn, mlp * h)}
+    att, mlp = a.attention_share, a.mlp_blocks / a.layers    # the layers' share with a dense MLP
+    return {"qkv": (att * h, att * s.qkv_out), "proj": (att * s.o_in, att * h),
+            "fc1": (mlp * h, mlp * s.up * ffn), "fc2": (mlp * ffn, mlp * h)}
 
 
 def adapter_params_per_layer(a: ModelArch, spec: LoraSpec) -> float:

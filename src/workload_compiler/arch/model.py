@@ -181,3 +181,10 @@ class ModelArch(BaseModel):
         inner, gn, q = self.mamba_inner, self.mamba_groups * self.mamba_state_dim, self.mamba_chunk_size
         return float(3 * inner + 4 * gn + 8 * inner * self.mamba_state_dim / q
                      + 4 * self.mamba_groups * q) if self.mamba_layers else 0.0
+
+
+def mamba_default(field: str) -> int:
+    """A Mamba-2 shape field's default (ModelArch's), for the intake and the HF reader."""
+    value = ModelArch.model_fields[field].default
+    assert isinstance(value, int)
+    return value

@@ -23,7 +23,7 @@ from ..provenance import Trace
 from ..units import format_count
 from .counts import attention_params, mlp_params, param_counts
 from .hf_config import load_hf_config
-from .model import GATED_MLPS, ModelArch
+from .model import GATED_MLPS, MAMBA, MOE_BLOCK, ModelArch
 from .presets import preset_arch, preset_source
 
 _CORE = ("layers", "hidden_size", "attention_heads", "kv_heads", "head_dim", "ffn_hidden_size",
@@ -207,10 +207,10 @@ def _validate(v: dict[str, Any], path: str) -> None:
         if len(pattern) != v["layers"]:
             raise InputError(f"{path}.hybrid.pattern", f"{len(pattern)} characters",
                              f"one character per layer ({v['layers']} layers)")
-        if "M" in pattern and not v.get("mamba_heads", 0):
+        if MAMBA in pattern and not v.get("mamba_heads", 0):
             raise InputError(f"{path}.hybrid.mamba_heads", v.get("mamba_heads", 0),
                              "at least 1 for a pattern with Mamba-2 layers (M)")
-        if bool(v.get("moe_experts", 0)) != ("E" in pattern):
+        if bool(v.get("moe_experts", 0)) != (MOE_BLOCK in pattern):
             raise InputError(f"{path}.moe", v.get("moe_experts", 0),
                              "experts exactly when the hybrid pattern has MoE blocks (E)")
         if v.get("moe_dense_layers", 0) or v.get("moe_layer_interval", 1) != 1:

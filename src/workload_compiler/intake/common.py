@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..arch.model import HYBRID_SYMBOLS, MlpKind
+from ..arch.model import HYBRID_SYMBOLS, MlpKind, mamba_default
 from ..units import Count
 from . import limits as L
 from .limits import limited, text
@@ -51,12 +51,14 @@ class HybridIntake(Strict):
                          "* self-attention, E a mixture of experts (give model.moe), - an MLP (Megatron-Core "
                          "--hybrid-override-pattern)")
     mamba_heads: int = limited(gt=0, le=L.MAX_HEADS, why=L.HEADS)
-    mamba_head_dim: int = limited(64, gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM)
-    state_dim: int = limited(128, gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM,
+    mamba_head_dim: int = limited(mamba_default("mamba_head_dim"), gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM)
+    state_dim: int = limited(mamba_default("mamba_state_dim"), gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM,
                              description="SSM state size per channel (d_state, ssm_state_size)")
-    groups: int = limited(8, gt=0, le=L.MAX_HEADS, why=L.HEADS, description="B/C groups (n_groups)")
-    conv_kernel: int = limited(4, gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM)
-    chunk_size: int = limited(128, gt=0, le=L.MAX_SEQ, why=L.SEQ, description="SSD chunk length")
+    groups: int = limited(mamba_default("mamba_groups"), gt=0, le=L.MAX_HEADS, why=L.HEADS,
+                          description="B/C groups (n_groups)")
+    conv_kernel: int = limited(mamba_default("mamba_conv_kernel"), gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM)
+    chunk_size: int = limited(mamba_default("mamba_chunk_size"), gt=0, le=L.MAX_SEQ, why=L.SEQ,
+                              description="SSD chunk length")
 
 
 class ModelIntake(Strict):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal
 
 from pydantic import Field
 
+from ..arch.lora import DEFAULT_RANK, LORA_TARGETS, LoraTarget
 from ..units import Count, Seconds
 from . import limits as L
 from .common import ComputeIntake, ModelIntake, Strict
@@ -14,16 +15,15 @@ from .infrastructure import InfrastructureIntake
 from .limits import limited, text
 
 TrainingPrecision = Literal["bf16", "fp16", "fp8", "fp8_blockwise", "mxfp8", "nvfp4"]
-LoraTarget = Literal["qkv", "proj", "fc1", "fc2"]
 
 
 class LoraIntake(Strict):
     """LoRA fine-tuning: the model's weights frozen, a rank-r adapter trained beside each target."""
 
-    rank: int = limited(32, gt=0, le=L.MAX_WIDTH, why=L.WIDTH,
-                        description="adapter rank (Megatron-Bridge / NeMo LoRA dim; 32 by default)")
+    rank: int = limited(DEFAULT_RANK, gt=0, le=L.MAX_WIDTH, why=L.WIDTH,
+                        description=f"adapter rank (Megatron-Bridge / NeMo LoRA dim; {DEFAULT_RANK} by default)")
     targets: list[LoraTarget] = Field(
-        default_factory=lambda: list(get_args(LoraTarget)), min_length=1,
+        default_factory=lambda: list(LORA_TARGETS), min_length=1,
         description="linear layers that carry an adapter (linear_qkv, linear_proj, linear_fc1, linear_fc2: "
         "Megatron-Bridge's default, all four)")
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..arch.counts import (
     attention_flops_per_token,
-    attention_params,
+    layer_shapes,
     mla_up_projections,
     param_counts,
     ssm_scan_flops_per_token,
@@ -65,30 +65,6 @@ class StepResult:
     model_flops_per_gpu_per_s: FloatArray  # model FLOPs (6N + attention, causal, no recompute)
     mfu: FloatArray                        # against the dense peak of the training precision's GEMMs
     mfu_bf16: FloatArray                   # against the dense BF16 peak (= mfu unless fp8/fp4)
-
-
-@dataclass(frozen=True, kw_only=True)
-class LayerShapes:
-    """GEMM widths of one layer (whole model, before sharding)."""
-
-    qkv_out: float            # output width of the q/k/v projections (MLA: all its factors)
-    o_in: float               # input width of the output projection (heads x v head dim)
-    up: float                 # 2 for gated MLPs (gate + up), 1 otherwise
-    kv_dim: float             # K and V widths a context-parallel rank passes on
-    kv_split: float           # heads tensor parallelism can split K/V over
-
-
-def layer_shapes(a: ModelArch) -> LayerShapes:
-    h = a.hidden_size
-    d_v = a.mla_v_head_dim if a.is_mla else a.head_dim
-    o_in = a.attention_heads * d_v
-    if a.is_mla:
-        kv_dim = a.attention_heads * (a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim + d_v)
-        kv_split = a.attention_heads
-    else:
-        kv_dim, kv_split = 2 * a.kv_heads * a.head_dim, a.kv_heads
-    return LayerShapes(qkv_out=(attention_params(a) - o_in * h) / h, o_in=o_in, up=2.0 if a.gated else 1.0,
-                       kv_dim=kv_dim, kv_split=kv_split)
 
 
 def op_sac_recompute_fraction(a: ModelArch) -> float:

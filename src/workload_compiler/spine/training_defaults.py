@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..arch.counts import param_counts
-from ..arch.lora import LoraSpec
+from ..arch.lora import DEFAULT_RANK, LoraSpec
 from ..arch.model import ModelArch
 from ..catalog.frameworks import framework_names, framework_profile
 from ..intake.training import TrainingWorkload
@@ -70,7 +70,8 @@ def resolve_lora(w: TrainingWorkload, trace: Trace) -> LoraSpec | None:
         return None
     stated = lo.model_fields_set
     rank = trace.given("training.lora.rank", lo.rank) if "rank" in stated else trace.assumed(
-        "training.lora.rank", lo.rank, "rank 32: Megatron-Bridge's and NeMo's LoRA default (peft/lora.py dim)")
+        "training.lora.rank", lo.rank,
+        f"rank {DEFAULT_RANK}: Megatron-Bridge's and NeMo's LoRA default (peft/lora.py dim)")
     targets = trace.given("training.lora.targets", lo.targets) if "targets" in stated else trace.assumed(
         "training.lora.targets", lo.targets, "adapters on linear_qkv, linear_proj, linear_fc1 and linear_fc2: "
         "Megatron-Bridge's and NeMo's LoRA default")
