@@ -185,13 +185,6 @@ def test_the_published_dgx_cloud_layout_fits_and_lands_near_its_step_time() -> N
     assert spec.compute.step_time_s == pytest.approx(15.714, rel=0.25)
 
 
-def test_serving_a_hybrid_names_the_missing_feature() -> None:
-    with pytest.raises(InputError, match="missing feature"):
-        compile_workload({"kind": "inference", "model": {"preset": "nemotron-h-8b"},
-                          "serving": {"input_tokens": 1000, "output_tokens": 200},
-                          "compute": {"accelerator": "h100-sxm"}})
-
-
 def test_the_planner_writes_no_transformer_layout_string_for_a_hybrid() -> None:
     spec = compile_workload(_training({"preset": "nemotron-h-56b"}, accelerator="b200", gpus=256,
                                       parallelism={"pp": 2}))
@@ -237,3 +230,49 @@ def test_context_parallelism_costs_a_hybrid_its_mamba_all_to_alls() -> None:
                                              "parallelism": {"tp": 8, "cp": 2, "pp": 1, "dp": 1}}})
         return float(spec.compute.step_breakdown_s["cp_comm_exposed"])
     assert cp_term(PATTERN_8B) > 3.0 * cp_term(PATTERN_8B.replace("M", "-"))
+
+
+# IBM Granite 4.0-H reads through HF's GraniteMoeHybridConfig (transformers models/granitemoehybrid/
+# configuration_granitemoehybrid.py): each config layer is a mixer (layer_types) then the FFN, routed
+# experts of intermediate_size beside one shared MLP of shared_intermediate_size
+# (modeling_granitemoehybrid.py GraniteMoeHybridDecoderLayer). A small config, counted by hand below.
+GRANITE_SMALL = {
+    "architectures": ["GraniteMoeHybridForCausalLM"], "hidden_size": 1536, "num_hidden_layers": 4,
+    "num_attention_heads": 12, "num_key_value_heads": 4, "intermediate_size": 512, "shared_intermediate_size": 1024,
+    "num_local_experts": 8, "num_experts_per_tok": 2, "vocab_size": 1000, "tie_word_embeddings": True,
+    "layer_types": ["mamba", "attention", "mamba", "mamba"], "mamba_n_heads": 48, "mamba_d_head": "auto",
+    "mamba_d_state": 128, "mamba_n_groups": 1, "mamba_expand": 2,
+}
+
+
+def test_a_granite_hybrid_config_counts_as_its_modules_do() -> None:
+    from workload_compiler.arch.hf_config import arch_from_hf_dict
+    a = arch_from_hf_dict(GRANITE_SMALL)
+    assert a.hybrid_pattern == "ME*EMEME" and a.mamba_head_dim == 2 * 1536 // 48
+    h, inner, conv_dim = 1536, 3072, 3072 + 2 * 1 * 128
+    # in_proj, conv (weights and bias), dt/A/D, the gated norm, out_proj
+    mamba = h * (inner + conv_dim + 48) + conv_dim * (4 + 1) + 3 * 48 + inner + inner * h
+    attention = 2 * h * h + 2 * h * 4 * 128                                                 # q, o; k, v of 4 KV heads
+    experts, router, shared = 8 * 3 * h * 512, h * 8, 3 * h * 1024                          # gated MLPs
+    norms = 2 * 4 * h + h
+    total = 1000 * h + 3 * mamba + attention + 4 * (experts + router + shared) + norms     # tied head
+    counts = param_counts(a)
+    assert counts.total == total
+    assert counts.active == total - 4 * experts * (1 - 2 / 8)
+
+
+def test_a_dense_granite_hybrid_has_the_shared_mlp_alone() -> None:
+    from workload_compiler.arch.hf_config import arch_from_hf_dict
+    a = arch_from_hf_dict({**GRANITE_SMALL, "num_local_experts": 0})
+    assert a.hybrid_pattern == "M-*-M-M-" and not a.is_moe and a.ffn_hidden_size == 1024
+    with pytest.raises(InputError, match="layer_types"):
+        arch_from_hf_dict({**GRANITE_SMALL, "layer_types": ["mamba", "conv", "mamba", "mamba"]})
+
+
+def test_a_granite_hybrid_serves_from_its_config(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(GRANITE_SMALL))
+    spec = compile_workload({"kind": "inference", "model": {"hf_config": str(path)},
+                             "serving": {"input_tokens": 2000, "output_tokens": 500},
+                             "compute": {"accelerator": "l40s", "gpus": 1}})
+    assert spec.feasible and spec.inference.ssm_state_bytes_per_sequence > 0

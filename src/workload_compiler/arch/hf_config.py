@@ -38,7 +38,7 @@ class _Family:
     text_config: bool = False              # multimodal: the decoder lives under text_config
     shared_experts: int = 0                # fixed by the family (Llama 4: one shared expert)
     sliding: str = "layer_types"           # how windows are declared: see _sliding()
-    hybrid: bool = False                   # a Mamba-2 / attention hybrid: see _hybrid()
+    hybrid: str = ""                       # a Mamba-2 / attention hybrid: "nemotron" (_hybrid), "granite" (_granite)
 
 
 _MOE_MIXTRAL = {"moe_experts": "num_local_experts", "moe_top_k": "num_experts_per_tok",
@@ -63,6 +63,19 @@ _NEMOTRON_H = {"mamba_heads": "mamba_num_heads", "mamba_head_dim": "mamba_head_d
                "moe_ffn_hidden_size": "moe_intermediate_size", "moe_shared_experts": "n_shared_experts",
                "moe_shared_ffn_hidden_size": "moe_shared_expert_intermediate_size",
                "moe_router_groups": "n_group", "moe_router_group_top_k": "topk_group"}
+# IBM Granite 4.0-H (HF GraniteMoeHybridConfig): every layer is a mixer (Mamba-2 or attention) then
+# an FFN, the routed experts (num_local_experts of intermediate_size) beside one shared MLP of
+# shared_intermediate_size, or that MLP alone when num_local_experts is 0 (modeling_granitemoehybrid.py
+# GraniteMoeHybridDecoderLayer)
+_GRANITE_HYBRID = {"mamba_heads": "mamba_n_heads", "mamba_head_dim": "mamba_d_head", "mamba_state_dim": "mamba_d_state",
+                   "mamba_groups": "mamba_n_groups", "mamba_conv_kernel": "mamba_d_conv",
+                   "mamba_chunk_size": "mamba_chunk_size", "moe_experts": "num_local_experts",
+                   "moe_top_k": "num_experts_per_tok", "moe_ffn_hidden_size": "intermediate_size",
+                   "moe_shared_ffn_hidden_size": "shared_intermediate_size"}
+# GraniteMoeHybridConfig's defaults, which a config.json may leave out
+_GRANITE_DEFAULTS = {"mamba_heads": 128, "mamba_groups": 1, "mamba_state_dim": 256, "mamba_conv_kernel": 4,
+                     "mamba_chunk_size": 256, "moe_experts": 8, "moe_top_k": 2, "moe_ffn_hidden_size": 11008,
+                     "moe_shared_ffn_hidden_size": 1024}
 # Nemotron 3's layers_block_type spells the pattern out
 _BLOCK_TYPES: Mapping[str, str] = {"mamba": MAMBA, "attention": ATTENTION, "full_attention": ATTENTION,
                                    "moe": MOE_BLOCK, "mlp": MLP_BLOCK}
@@ -80,7 +93,8 @@ _FAMILIES: Mapping[str, _Family] = {
     "DeepseekV3ForCausalLM": _Family(keys=_MOE_DEEPSEEK),
     "GptOssForCausalLM": _Family(keys=_MOE_MIXTRAL),
     "NemotronForCausalLM": _Family(mlp=None),
-    "NemotronHForCausalLM": _Family(mlp=None, keys=_NEMOTRON_H, hybrid=True),
+    "NemotronHForCausalLM": _Family(mlp=None, keys=_NEMOTRON_H, hybrid="nemotron"),
+    "GraniteMoeHybridForCausalLM": _Family(keys=_GRANITE_HYBRID, hybrid="granite", shared_experts=1),
     "GPT2LMHeadModel": _Family(mlp="gelu", keys=_GPT2, tied_default=True),
     "Llama4ForConditionalGeneration": _Family(keys=_LLAMA4, text_config=True, shared_experts=1,
                                               sliding="chunked"),
@@ -243,10 +257,12 @@ def arch_from_hf_dict(cfg: Mapping[str, Any], origin: str = "config.json") -> Mo
             values[ours] = r.int_(ours, 0 if ours == "mla_q_lora_rank" else None)
         values["mtp_layers"] = r.int_("mtp_layers", 0)
         values["head_dim"] = values["mla_v_head_dim"]
-    if family.hybrid:
+    if family.hybrid == "granite":
+        values.update(_granite(r, hidden, layers))
+    elif family.hybrid:
         values.update(_hybrid(r))
-        if MOE_BLOCK not in values["hybrid_pattern"]:   # a config class default, not a block of this model
-            values = {k: v for k, v in values.items() if not k.startswith("moe_")}
+    if family.hybrid and MOE_BLOCK not in values["hybrid_pattern"]:   # a config class default, not a block
+        values = {k: v for k, v in values.items() if not k.startswith("moe_")}
     values["sliding_window"], values["sliding_window_layers"] = _sliding(family, r, layers)
     values["weight_format"], values["weight_format_scope"] = _weight_format(cfg)
     try:
@@ -278,6 +294,39 @@ def _hybrid(r: _Reader) -> dict[str, Any]:
     head = r.raw("attention_head_dim")
     if isinstance(head, int) and not isinstance(head, bool) and head > 0:
         out["head_dim"] = head
+    return out
+
+
+def _granite(r: _Reader, hidden: int, layers: int) -> dict[str, Any]:
+    """Granite 4.0-H: each of the config's layers becomes two blocks, its mixer ('M' or '*' by
+    layer_types, all Mamba when absent, as HF's layers_block_type) and its FFN ('E', or '-' without
+    experts); the Mamba head size is expand x hidden / heads where written "auto"."""
+    kinds = r.raw("layer_types") or r.raw("layers_block_type") or ["mamba"] * layers
+    mixers = {"mamba": MAMBA, "attention": ATTENTION}
+    if not isinstance(kinds, list) or len(kinds) != layers or not all(k in mixers for k in kinds):
+        raise InputError(FIELD, r.origin, f"layer_types: {layers} entries (num_hidden_layers), each 'mamba' or "
+                         "'attention'")
+    experts = r.int_("moe_experts", _GRANITE_DEFAULTS["moe_experts"])
+    ffn = MOE_BLOCK if experts > 0 else MLP_BLOCK
+    pattern = "".join(mixers[k] + ffn for k in kinds)
+    heads = r.int_("mamba_heads", _GRANITE_DEFAULTS["mamba_heads"])
+    head = r.raw("mamba_d_head")
+    if head in (None, "auto"):
+        expand = r.raw("mamba_expand") or 2
+        if not isinstance(expand, int) or (expand * hidden) % heads:
+            raise InputError(FIELD, r.origin, "mamba_n_heads dividing mamba_expand x hidden_size (mamba_d_head 'auto')")
+        head = expand * hidden // heads
+    out: dict[str, Any] = {
+        "layers": len(pattern), "hybrid_pattern": pattern, "mamba_heads": heads, "mamba_head_dim": head,
+        **{ours: r.int_(ours, _GRANITE_DEFAULTS[ours])
+           for ours in ("mamba_state_dim", "mamba_groups", "mamba_conv_kernel", "mamba_chunk_size")}}
+    shared = r.int_("moe_shared_ffn_hidden_size", _GRANITE_DEFAULTS["moe_shared_ffn_hidden_size"])
+    if experts > 0:
+        out.update(moe_experts=experts, moe_dense_layers=0, moe_layer_interval=1, moe_shared_experts=1,
+                   moe_shared_ffn_hidden_size=shared,
+                   **{ours: r.int_(ours, _GRANITE_DEFAULTS[ours]) for ours in ("moe_top_k", "moe_ffn_hidden_size")})
+    else:
+        out["ffn_hidden_size"] = shared     # the shared MLP is the layer's only FFN
     return out
 
 

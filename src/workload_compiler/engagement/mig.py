@@ -112,11 +112,12 @@ def _replica_memory(doc: dict[str, Any]) -> float | None:
     breakdown = get_path(doc, "compute.memory_breakdown_bytes") or {}
     weights = number(doc, "objective.weight_bytes")
     kv = number(doc, "inference.kv_bytes_per_token")
+    state = number(doc, "inference.ssm_state_bytes_per_sequence") or 0.0    # a hybrid's Mamba-2 state
     batch = number(doc, "inference.batch_size") or 1.0
     tokens = (number(doc, "objective.input_tokens") or 0.0) + (number(doc, "objective.output_tokens") or 0.0)
     if weights is None or kv is None:
         return None
-    return weights + kv * batch * tokens + float(breakdown.get("activations", 0.0)) + \
+    return weights + (kv * tokens + state) * batch + float(breakdown.get("activations", 0.0)) + \
         float(breakdown.get("runtime_reserve", 0.0))
 
 

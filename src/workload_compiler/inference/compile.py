@@ -23,6 +23,7 @@ from .disagg import DisaggChoice
 from .disagg_report import disagg_sections, disagg_summary, mode_reason
 from .engines import Engine, engine
 from .fitted import SLOT_CEILING
+from .memory import context_sequences
 from .model import ServedModel, served_model
 from .online import Traffic
 from .performance import STEP_PARTS, Device
@@ -98,11 +99,11 @@ def resolve_inference(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> R
     """Model, serving settings, engine (with the intake's memory fraction and caps), candidate
     devices, requirement."""
     arch = resolve_model(w.model, trace, "model")
-    if arch.is_hybrid:
-        raise InputError("model", arch.name, "a transformer: serving a hybrid Mamba-2 model is not modelled "
-                         "(missing feature: the per-sequence SSM state beside the attention layers' KV cache)")
+    if not arch.attention_layers:
+        raise InputError("model", arch.name, "a model with attention layers: serving a pure state-space model "
+                         "is not modelled (missing feature: a cache without KV)")
     s = resolve_serving(w, arch, trace)
-    m = served_model(arch, s.weights, s.kv_dtype)
+    m = served_model(arch, s.weights, s.kv_dtype, s.ssm_state_dtype)
     base = engine(s.engine)
     eng = dataclasses.replace(
         base, memory_fraction=base.memory_fraction if s.memory_fraction is None else s.memory_fraction,
@@ -220,7 +221,7 @@ def _inference_section(best: Choice, result: SearchResult, m: ServedModel, s: Se
     kv_per_gpu = best.value(plan.kv_bytes_per_token_gpu)
     capacity = best.at("slots")
     kv_tokens = best.value(plan.kv_capacity_tokens)
-    seqs_at_window = math.floor(kv_tokens / max(s.context_window, 1.0))
+    seqs_at_window = context_sequences(kv_tokens, kv_per_gpu, best.value(plan.ssm_state_bytes_gpu), s.context_window)
     tps_gpu = best.at("tokens_per_s_per_gpu", capacity=True)
     fleet_tps = tps_gpu * best.gpus_per_replica * best.replicas
     capacity_rate = best.at("requests_per_s", capacity=True) * best.replicas
@@ -228,7 +229,7 @@ def _inference_section(best: Choice, result: SearchResult, m: ServedModel, s: Se
     utilization = served_rate / max(capacity_rate, 1e-12)
     out: dict[str, Any] = {
         "mode": "aggregated", "scenario": s.scenario, "engine": s.engine, "weights": s.weights,
-        "kv_cache_dtype": s.kv_dtype,
+        "kv_cache_dtype": s.kv_dtype, **_ssm_state(m),
         "replicas": best.replicas + best.spares, "active_replicas": best.replicas,
         "spare_replicas": best.spares,
         "gpus_per_replica": best.gpus_per_replica, "batch_size": best.at("decode_seqs"),
@@ -255,6 +256,13 @@ def _inference_section(best: Choice, result: SearchResult, m: ServedModel, s: Se
         out.update(_cost(w, catalog, best.accelerator, best.gpus, served_rate * s.osl, fleet_tps, trace))
     out["explanation"] = _explain(best, result, req, out)
     return out
+
+
+def _ssm_state(m: ServedModel) -> dict[str, Any]:
+    """A hybrid's Mamba-2 state per sequence (absent for a transformer)."""
+    if not m.ssm_state_bytes:
+        return {}
+    return {"ssm_state_dtype": m.ssm_state_dtype, "ssm_state_bytes_per_sequence": m.ssm_state_bytes}
 
 
 def _ttft(best: Choice, s: ServingSettings) -> float:

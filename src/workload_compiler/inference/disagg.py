@@ -30,7 +30,7 @@ from ..perf import collectives
 from ..perf.layout import FloatArray, Hardware
 from .engines import Engine
 from .layout import ServingLayout
-from .memory import MemoryPlan, kv_shard_fraction, memory_plan
+from .memory import MemoryPlan, kv_shard_fraction, memory_plan, ssm_state_bytes_per_gpu
 from .model import ServedModel
 from .online import Traffic, replica_memory
 from .performance import Device, StepTime, step_time
@@ -126,8 +126,8 @@ def kv_transfer_s(m: ServedModel, hw: Hardware, pre: ServingLayout, dec: Serving
 
 
 def link_bytes_per_gpu(m: ServedModel, lay: ServingLayout, isl: float) -> FloatArray:
-    """KV bytes one GPU of a replica sends or receives per request."""
-    return np.asarray(float(m.kv_bytes_per_sequence(isl)) * kv_shard_fraction(m, lay))
+    """KV bytes (and a hybrid's SSM state) one GPU of a replica sends or receives per request."""
+    return np.asarray(float(m.kv_bytes_per_sequence(isl)) * kv_shard_fraction(m, lay) + ssm_state_bytes_per_gpu(m, lay))
 
 
 def max_prefill_utilization(service_s: Any, budget_s: Any, q: float, ceiling: float) -> FloatArray:

@@ -12,6 +12,7 @@ from ..units import format_duration
 from .disagg import DisaggChoice
 from .engines import Engine
 from .fitted import SLOT_CEILING
+from .memory import context_sequences
 from .model import ServedModel
 from .performance import Device
 from .resolve import ServingSettings
@@ -136,13 +137,15 @@ def disagg_sections(best: DisaggChoice, result: SearchResult, m: ServedModel, s:
         "served_output_tokens_per_s_per_gpu": served_rate * s.osl / best.active_gpus,
         "max_batch_size": best.max_batch_size, "kv_bytes_per_token": m.kv_bytes_per_token,
         "kv_bytes_per_token_per_gpu": best.decode_memory["kv_bytes_per_token_gpu"], "kv_capacity_tokens": kv_tokens,
-        "kv_capacity_sequences": math.floor(kv_tokens / max(s.context_window, 1.0)),
+        "kv_capacity_sequences": context_sequences(kv_tokens, best.decode_memory["kv_bytes_per_token_gpu"],
+                                                   best.decode_memory["ssm_state_bytes_gpu"], s.context_window),
         "output_tokens_per_s_per_gpu": best.output_tokens_per_s_per_gpu,
         "output_tokens_per_s": best.output_tokens_per_s_per_gpu * best.active_gpus,
         "tokens_per_s_per_user": best.tokens_per_s_per_user, "ttft_s": best.ttft_s,
         "ttft_percentile": s.ttft[0] if s.ttft else "p99", "ttft_prefill_s": best.prefill_latency_s,
         "prefill_wait_s": best.prefill_wait_s, "kv_transfer_s": best.kv_transfer_s, "kv_transfer_link": best.kv_link,
-        "kv_transfer_bytes": float(m.kv_bytes_per_sequence(s.isl)), "decode_slot_wait_s": best.slot_wait_s,
+        "kv_transfer_bytes": float(m.kv_bytes_per_sequence(s.isl)) + m.ssm_state_bytes,
+        "decode_slot_wait_s": best.slot_wait_s,
         "tpot_s": best.tpot_s, "tpot_percentile": s.tpot[0] if s.tpot else "p99", "tpot_mean_s": best.tpot_mean_s,
         "requests_per_s_per_replica": capacity_rate / active, "request_rate_per_s": served_rate,
         "batch_size_at_capacity": best.batch_size_at_capacity,

@@ -231,7 +231,8 @@ def _memory(plan: Any, shape: tuple[int, ...], i: tuple[int, int, int]) -> dict[
     return {"weights": _at(plan.weights_bytes, shape, i), "kv_cache": max(_at(plan.kv_cache_bytes, shape, i), 0.0),
             "activations": _at(plan.activation_bytes, shape, i), "runtime_reserve": float(plan.reserve_bytes),
             "kv_bytes_per_token_gpu": _at(plan.kv_bytes_per_token_gpu, shape, i),
-            "kv_capacity_tokens": _at(plan.kv_capacity_tokens, shape, i), "device_bytes": float(plan.device_bytes)}
+            "kv_capacity_tokens": _at(plan.kv_capacity_tokens, shape, i), "device_bytes": float(plan.device_bytes),
+            "ssm_state_bytes_gpu": _at(plan.ssm_state_bytes_gpu, shape, i)}
 
 
 def _binding(g: _Grid, i: tuple[int, int, int]) -> str:

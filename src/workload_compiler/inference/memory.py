@@ -6,7 +6,9 @@ Weights per GPU (the most loaded pipeline stage):
     embedding + output head  / tp             vocabulary-parallel; one of each per stage at pp > 1
 KV per token per GPU: MHA/GQA shard KV heads over TP, ceil(kv_heads / tp) / kv_heads of the cache
 (a GPU keeps at least one head: TP beyond kv_heads replicates); MLA's latent is not sharded by
-TP; pp splits the layers.
+TP; pp splits the layers. A hybrid's Mamba-2 state (fixed per sequence) is sharded by TP over its
+heads (arch/kv_cache.py ssm_state_bytes_per_sequence) and shares the cache with the KV: a sequence
+takes its KV blocks and one state (vLLM's hybrid KV-cache manager).
 
 KV capacity (engine semantics, catalog/data/serving_engines.yaml):
     fraction of total (vLLM):  KV = f * M - weights - activation - reserve
@@ -18,16 +20,18 @@ total where the catalog has it; torch's mem_get_info total is what vLLM and SGLa
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..arch.kv_cache import ssm_state_bytes_per_sequence
 from ..perf.layout import FloatArray
 from . import fitted
 from .engines import Engine
 from .layout import ServingLayout
-from .model import SIXTEEN_BIT_BYTES, ServedModel
+from .model import SIXTEEN_BIT_BYTES, SSM_STATE_DTYPE_BYTES, ServedModel
 
 
 def stage_fraction(layers: int, pp: Any) -> FloatArray:
@@ -68,6 +72,15 @@ def kv_bytes_per_token_per_gpu(m: ServedModel, lay: ServingLayout) -> FloatArray
     return np.asarray(m.kv_bytes_per_token * kv_shard_fraction(m, lay))
 
 
+def ssm_state_bytes_per_gpu(m: ServedModel, lay: ServingLayout) -> FloatArray:
+    """One sequence's Mamba-2 state on one GPU of the most loaded stage (0 for a transformer)."""
+    if not m.ssm_state_bytes:
+        return np.zeros(lay.shape)
+    per_tp = ssm_state_bytes_per_sequence(m.arch, SSM_STATE_DTYPE_BYTES[m.ssm_state_dtype], SIXTEEN_BIT_BYTES,
+                                          tp=lay.tp)
+    return np.asarray(per_tp * stage_fraction(m.arch.layers, lay.pp))
+
+
 def activation_peak_bytes(m: ServedModel, lay: ServingLayout, step_tokens: Any,
                           logit_rows: Any) -> FloatArray:
     """Peak of the transient buffers of one forward step, per GPU: the larger of
@@ -80,6 +93,8 @@ def activation_peak_bytes(m: ServedModel, lay: ServingLayout, step_tokens: Any,
         per_token = a.moe_top_k * (2 * a.moe_ffn_hidden_size + a.hidden_size) / lay.moe_group
     else:
         per_token = (2 * a.ffn_hidden_size + a.hidden_size) / lay.tp
+    if a.mamba_layers:      # a Mamba-2 block's in_proj output (z, x, B, C, dt) and the scan's output
+        per_token = np.maximum(per_token, (a.mamba_in_proj_width + a.mamba_inner) / lay.tp)
     mlp = t * per_token * SIXTEEN_BIT_BYTES
     logits = np.asarray(logit_rows, dtype=np.float64) * a.vocab_size / lay.tp * fitted.LOGIT_BYTES_PER_ENTRY
     return np.asarray(np.maximum(mlp, logits))
@@ -95,7 +110,8 @@ class MemoryPlan:
     reserve_bytes: float
     kv_cache_bytes: FloatArray          # per GPU; <= 0 means the model does not fit
     kv_bytes_per_token_gpu: FloatArray  # per GPU, per cached token
-    kv_capacity_tokens: FloatArray      # per replica (all attention-DP groups)
+    kv_capacity_tokens: FloatArray      # per replica (all attention-DP groups), beside the SSM states
+    ssm_state_bytes_gpu: FloatArray     # one sequence's Mamba-2 state per GPU (0 for a transformer)
 
 
 def memory_plan(m: ServedModel, lay: ServingLayout, visible: float, eng: Engine, *,
@@ -120,14 +136,22 @@ def memory_plan(m: ServedModel, lay: ServingLayout, visible: float, eng: Engine,
     capacity = np.maximum(kv, 0.0) / per_token * lay.dp_attn
     return MemoryPlan(device_bytes=visible, weights_bytes=w, activation_bytes=act, reserve_bytes=reserve,
                       kv_cache_bytes=np.asarray(kv), kv_bytes_per_token_gpu=per_token,
-                      kv_capacity_tokens=np.asarray(capacity))
+                      kv_capacity_tokens=np.asarray(capacity), ssm_state_bytes_gpu=ssm_state_bytes_per_gpu(m, lay))
+
+
+def context_sequences(kv_tokens: float, kv_bytes_per_token_gpu: float, ssm_state_bytes_gpu: float,
+                      context_tokens: float) -> int:
+    """Sequences of `context_tokens` the cache holds, given the tokens it holds without states: a
+    hybrid's sequence takes its SSM state too, as many bytes as state / (KV per token) tokens."""
+    per_sequence = max(context_tokens, 1.0) + ssm_state_bytes_gpu / max(kv_bytes_per_token_gpu, 1e-30)
+    return math.floor(kv_tokens / per_sequence)
 
 
 def max_sequences(m: ServedModel, plan: MemoryPlan, lay: ServingLayout, seq_tokens: Any,
                   block_tokens: int) -> FloatArray:
     """Concurrent sequences of `seq_tokens` tokens the KV cache holds (whole blocks per sequence;
-    sliding-window layers stop growing at the window)."""
+    sliding-window layers stop growing at the window; a hybrid's sequence adds its SSM state)."""
     blocks = np.ceil(np.asarray(seq_tokens, dtype=np.float64) / block_tokens) * block_tokens
-    per_seq = m.kv_bytes_per_sequence(blocks) * kv_shard_fraction(m, lay)
+    per_seq = m.kv_bytes_per_sequence(blocks) * kv_shard_fraction(m, lay) + plan.ssm_state_bytes_gpu
     kv = np.maximum(plan.kv_cache_bytes, 0.0)
     return np.asarray(np.floor(kv / per_seq) * lay.dp_attn)

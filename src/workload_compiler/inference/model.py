@@ -1,11 +1,13 @@
 """The served model as the inference arithmetic sees it: parameter groups, bytes per parameter,
 KV bytes per token, and the shapes that set GEMM efficiency. Built once from a `ModelArch`.
 
-Parameter groups (from arch/counts.py): attention, dense MLP, routed experts, shared experts +
-router, embedding, output head. Quantized checkpoints (FP8, INT8, INT4, NVFP4, MXFP4) quantize
-the linear layers; the embedding and the output head stay 16-bit (ModelOpt and llm-compressor
-exclude `lm_head`; an assumption recorded by the caller). A checkpoint with a native format for
-its experts only (gpt-oss: MXFP4 experts) keeps the rest in BF16.
+Parameter groups (from arch/counts.py): attention, dense MLP, Mamba-2 mixers (a hybrid's), routed
+experts, shared experts + router, embedding, output head. A hybrid caches KV in its attention
+layers only and keeps a fixed SSM state per sequence in each Mamba layer (arch/kv_cache.py).
+Quantized checkpoints (FP8, INT8, INT4, NVFP4, MXFP4) quantize the linear layers; the embedding
+and the output head stay 16-bit (ModelOpt and llm-compressor exclude `lm_head`; an assumption
+recorded by the caller). A checkpoint with a native format for its experts only (gpt-oss: MXFP4
+experts) keeps the rest in BF16.
 """
 
 from __future__ import annotations
@@ -15,14 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from ..arch.counts import attention_params, mlp_params, param_counts
-from ..arch.kv_cache import full_attention_layers, kv_bytes_per_token
+from ..arch.counts import attention_params, mamba_params, mlp_params, param_counts
+from ..arch.kv_cache import full_attention_layers, kv_bytes_per_token, ssm_state_bytes_per_sequence
 from ..arch.model import ModelArch
 from ..arch.weight_formats import weight_format
 from ..perf.layout import FloatArray
 
 SIXTEEN_BIT_BYTES = 2.0
 KV_DTYPE_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}
+SSM_STATE_DTYPE_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,7 +36,8 @@ class ServedModel:
     weights: str                    # weight format name of the linear layers
     kv_dtype: str
     attention_params: float         # all layers
-    dense_mlp_params: float         # all dense-MLP layers
+    dense_mlp_params: float         # all dense-MLP blocks
+    mamba_params: float = 0.0       # all Mamba-2 mixers (a hybrid's)
     expert_params: float            # all routed experts of all MoE layers
     shared_params: float            # shared experts + routers, all MoE layers
     embedding_params: float
@@ -41,7 +45,9 @@ class ServedModel:
     linear_bytes_per_param: float
     expert_bytes_per_param: float
     embedding_bytes_per_param: float
-    kv_bytes_per_token: float       # all layers, at kv_dtype (a full-attention token)
+    kv_bytes_per_token: float       # all attention layers, at kv_dtype (a full-attention token)
+    ssm_state_dtype: str = "bf16"
+    ssm_state_bytes: float = 0.0    # one sequence's Mamba-2 state, all layers, unsharded
 
     @property
     def total_params(self) -> float:
@@ -63,22 +69,23 @@ class ServedModel:
     def active_expert_params(self) -> float:
         """Routed-expert weights one token multiplies: top_k experts in every MoE layer."""
         a = self.arch
-        return float(a.moe_layers * a.moe_top_k * mlp_params(a, a.moe_ffn_hidden_size)) if a.is_moe else 0.0
+        return float(a.moe_blocks * a.moe_top_k * mlp_params(a, a.moe_ffn_hidden_size)) if a.is_moe else 0.0
 
     def attention_flops_per_token(self, context: Any) -> FloatArray:
-        """QK^T + AV FLOPs of one token attending to `context` keys, all layers:
+        """QK^T + AV FLOPs of one token attending to `context` keys, all attention layers:
         2 * ctx_eff * heads * (d_qk + d_v) * layers (arch/counts.attention_flops_per_token,
         vectorized; sliding-window layers see min(window, context))."""
         a = self.arch
         ctx = np.asarray(context, dtype=np.float64)
+        n = a.attention_layers
         if a.sliding_window and a.sliding_window_layers:
             w = np.minimum(float(a.sliding_window), ctx)
-            ctx = (a.sliding_window_layers * w + (a.layers - a.sliding_window_layers) * ctx) / a.layers
+            ctx = (a.sliding_window_layers * w + (n - a.sliding_window_layers) * ctx) / n
         if a.is_mla:
             d_qk, d_v = a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim, a.mla_v_head_dim
         else:
             d_qk = d_v = a.head_dim
-        return np.asarray(2.0 * ctx * a.attention_heads * (d_qk + d_v) * a.layers)
+        return np.asarray(2.0 * ctx * a.attention_heads * (d_qk + d_v) * n)
 
     def kv_bytes_per_sequence(self, tokens: Any) -> FloatArray:
         """KV bytes of one sequence of `tokens` (sliding-window layers cap at the window):
@@ -86,9 +93,9 @@ class ServedModel:
         kv_bytes_per_sequence, vectorized over `tokens`."""
         a = self.arch
         n = np.asarray(tokens, dtype=np.float64)
-        per_layer = self.kv_bytes_per_token / a.layers
+        per_layer = self.kv_bytes_per_token / max(a.attention_layers, 1)
         full = full_attention_layers(a)
-        windowed = a.layers - full
+        windowed = a.attention_layers - full
         capped = np.minimum(float(a.sliding_window), n) if windowed else 0.0
         return np.asarray(per_layer * (full * n + windowed * capped))
 
@@ -99,23 +106,26 @@ def _native_expert_format(arch: ModelArch) -> str | None:
     return None
 
 
-def served_model(arch: ModelArch, weights: str, kv_dtype: str) -> ServedModel:
+def served_model(arch: ModelArch, weights: str, kv_dtype: str, ssm_state_dtype: str = "bf16") -> ServedModel:
     """Parameter groups and bytes per parameter. `weights` is a weight_formats name; when it is
     the checkpoint's own experts-only format (gpt-oss MXFP4), the non-expert layers stay BF16."""
     c = param_counts(arch)
-    attn = attention_params(arch) * arch.layers
-    dense = mlp_params(arch, arch.ffn_hidden_size) * arch.dense_mlp_layers
+    attn = attention_params(arch) * arch.attention_layers
+    dense = mlp_params(arch, arch.ffn_hidden_size) * arch.mlp_blocks
     linear_bytes = weight_format(weights, "serving.weights").bits_per_param / 8.0
     expert_bytes = linear_bytes
     if _native_expert_format(arch) == weights:
         linear_bytes = SIXTEEN_BIT_BYTES
-    shared = c.moe_shared_per_layer * arch.moe_layers + c.router_per_layer * arch.moe_layers
+    shared = (c.moe_shared_per_layer + c.router_per_layer) * arch.moe_blocks
     head = c.output_head if not arch.tied_embeddings else c.embedding
     return ServedModel(
         arch=arch, weights=weights, kv_dtype=kv_dtype,
-        attention_params=attn, dense_mlp_params=dense, expert_params=c.expert_params,
+        attention_params=attn, dense_mlp_params=dense, mamba_params=mamba_params(arch) * arch.mamba_layers,
+        expert_params=c.expert_params,
         shared_params=shared, embedding_params=c.embedding, head_params=head,
         linear_bytes_per_param=linear_bytes, expert_bytes_per_param=expert_bytes,
         embedding_bytes_per_param=max(linear_bytes, SIXTEEN_BIT_BYTES),
         kv_bytes_per_token=kv_bytes_per_token(arch, KV_DTYPE_BYTES[kv_dtype]),
+        ssm_state_dtype=ssm_state_dtype,
+        ssm_state_bytes=float(ssm_state_bytes_per_sequence(arch, SSM_STATE_DTYPE_BYTES[ssm_state_dtype])),
     )

@@ -3,7 +3,7 @@
 A continuous-batching step runs the decode tokens of the running sequences and a chunk of prefill
 tokens together (chunked prefill / in-flight batching). Per pipeline stage and GPU:
 
-  GEMMs      for each weight group (attention, dense MLP, routed experts, output head) a smooth
+  GEMMs      for each weight group (attention, dense MLP, Mamba-2 mixers, routed experts, output head) a smooth
              roofline  t = (t_mem^k + t_flop^k)^(1/k)  with
                t_mem  = weight bytes read / (HBM bandwidth * stream * HBM_EFFICIENCY)
                t_flop = 2 * tokens * params / (peak * compute * GEMM_EFFICIENCY * d / (d + GEMM_HALF_DIM))
@@ -19,6 +19,11 @@ tokens together (chunked prefill / in-flight batching). Per pipeline stage and G
              the GPU's KV-read ceiling for the KV dtype) and the attention FLOPs (FlashAttention-
              style, causal; at the measured rate of the engine's fused attention for the KV dtype:
              FP8 FMHA over an FP8 cache, BF16 otherwise, as a share of the BF16 peak).
+             A hybrid's Mamba-2 scans join it: a decode token reads and writes its sequence's
+             state in every Mamba layer (vLLM selective_state_update), a prompt token costs the
+             chunked scan's counted HBM traffic (arch.model ssd_scan_elements); both at the KV-read
+             ceiling, their FLOPs (Megatron-LM's 7 d_inner d_state per token and layer) at the
+             attention rate.
   comm       TP: 2 all-reduces per layer of tokens * hidden * 2 bytes (alpha-beta, NCCL ring,
              perf/collectives.py; latency-bound at decode). Wide EP (ep > tp): all-to-all
              dispatch + combine per MoE layer instead of the MLP all-reduce. PP: one activation
@@ -37,12 +42,13 @@ from typing import Any
 
 import numpy as np
 
+from ..arch.counts import ssm_scan_flops_per_token
 from ..perf import collectives
 from ..perf.layout import FloatArray, Hardware
 from . import fitted
 from .kernels import KernelCeilings
 from .layout import ServingLayout
-from .memory import kv_bytes_per_token_per_gpu, linear_weight_bytes, stage_fraction
+from .memory import kv_bytes_per_token_per_gpu, linear_weight_bytes, ssm_state_bytes_per_gpu, stage_fraction
 from .model import SIXTEEN_BIT_BYTES, ServedModel
 
 ACTIVATION_BYTES = SIXTEEN_BIT_BYTES   # activations travel in 16 bits between GPUs
@@ -115,18 +121,22 @@ def _gemm_groups(m: ServedModel, lay: ServingLayout, tokens_gpu: FloatArray, tok
     q_width = a.attention_heads * head_width
     attn_params = m.attention_params * stage / lay.tp
     mlp_params = (m.dense_mlp_params + m.shared_params) * stage / lay.tp
-    non_expert = max(m.attention_params + m.dense_mlp_params + m.shared_params, 1.0)
+    non_expert = max(m.attention_params + m.dense_mlp_params + m.shared_params + m.mamba_params, 1.0)
     attn_bytes = dense_bytes * m.attention_params / non_expert
+    mamba_bytes = dense_bytes * m.mamba_params / non_expert
     shared_ffn = a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size
-    mlp_dim = (a.ffn_hidden_size if a.dense_mlp_layers else shared_ffn) / lay.tp
+    mlp_dim = (a.ffn_hidden_size if a.mlp_blocks else shared_ffn) / lay.tp
     head_16bit = m.embedding_bytes_per_param > m.linear_bytes_per_param
     groups = [
         (np.asarray(attn_bytes), np.asarray(2.0 * tokens_gpu * attn_params), np.asarray(q_width / lay.tp), False),
-        (np.asarray(dense_bytes - attn_bytes), np.asarray(2.0 * tokens_gpu * mlp_params),
+        (np.asarray(dense_bytes - attn_bytes - mamba_bytes), np.asarray(2.0 * tokens_gpu * mlp_params),
          np.asarray(mlp_dim), False),
         (np.asarray(head_bytes), np.asarray(2.0 * logit_tokens_gpu * m.head_params / lay.tp / lay.pp),
          np.asarray(a.vocab_size / lay.tp), head_16bit),
     ]
+    if m.mamba_params:
+        groups.append((np.asarray(mamba_bytes), np.asarray(2.0 * tokens_gpu * m.mamba_params * stage / lay.tp),
+                       np.asarray(a.mamba_inner / lay.tp), False))
     if a.is_moe:
         touched = 1.0 - (1.0 - a.moe_top_k / a.moe_experts) ** np.maximum(tokens_stage, 0.0)
         expert_flops = 2.0 * tokens_stage * m.active_expert_params() * stage / lay.moe_group
@@ -164,6 +174,9 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
     heads_share = 1.0 / lay.tp
     attn_flops = (pre_gpu * m.attention_flops_per_token(np.asarray(prefill_context) / 2.0)
                   + dec_gpu * m.attention_flops_per_token(decode_context)) * heads_share * stage
+    if a.mamba_layers:
+        scan_flops, scan_bytes = _ssm_scan(m, lay, dec_gpu, pre_gpu)
+        attn_flops, kv_read = attn_flops + scan_flops, kv_read + scan_bytes
     ta_mem = kv_read / streaming_bytes_per_s(hw, ceil.kv_stream)
     ta_flop = attn_flops / (dev.attention_peak_flops * sustained(fitted.GEMM_EFFICIENCY, ceil.attention_compute))
     attention = roofline(ta_mem, ta_flop)
@@ -180,16 +193,28 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
                     compute_s=np.asarray(pp * (t_flop + ta_flop)))
 
 
-def _communication_s(m: ServedModel, hw: Hardware, lay: ServingLayout, tok_gpu: FloatArray) -> FloatArray:
-    """TP all-reduces (2 per layer; 1 per MoE layer when wide EP moves the MLP to all-to-all)
-    and the EP dispatch + combine, per stage."""
+def _ssm_scan(m: ServedModel, lay: ServingLayout, dec_gpu: FloatArray,
+              pre_gpu: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """(FLOPs, HBM bytes) of a hybrid's Mamba-2 scans per GPU and stage (formulas in the module
+    docstring); the heads are split over TP."""
     a = m.arch
-    layers_stage = np.ceil(a.layers / lay.pp)
+    share = stage_fraction(a.layers, lay.pp) / lay.tp
+    flops = (dec_gpu + pre_gpu) * ssm_scan_flops_per_token(a) * share
+    state_rw = 2.0 * dec_gpu * ssm_state_bytes_per_gpu(m, lay)
+    prompt = pre_gpu * a.ssd_scan_elements * SIXTEEN_BIT_BYTES * a.mamba_layers * share
+    return np.asarray(flops), np.asarray(state_rw + prompt)
+
+
+def _communication_s(m: ServedModel, hw: Hardware, lay: ServingLayout, tok_gpu: FloatArray) -> FloatArray:
+    """TP all-reduces (one per residual block: 2 per transformer layer, 1 per hybrid layer; none
+    after a MoE block when wide EP moves it to all-to-all) and the EP dispatch + combine, per stage."""
+    a = m.arch
+    blocks_stage = a.blocks_per_layer * np.ceil(a.layers / lay.pp)
     msg = tok_gpu * a.hidden_size * ACTIVATION_BYTES
     ar = collectives.group_all_reduce_s(msg, lay.tp, 1, hw)
     wide = lay.ep > lay.tp
-    moe_stage = np.ceil(a.moe_layers / lay.pp) if a.is_moe else 0.0
-    n_ar = np.where(wide, 2.0 * layers_stage - moe_stage, 2.0 * layers_stage)
+    moe_stage = np.ceil(a.moe_blocks / lay.pp) if a.is_moe else 0.0
+    n_ar = np.where(wide, blocks_stage - moe_stage, blocks_stage)
     dispatch = tok_gpu / lay.tp * a.moe_top_k * a.hidden_size * ACTIVATION_BYTES if a.is_moe else 0.0
     a2a = collectives.group_all_to_all_s(dispatch, lay.ep, lay.tp, hw) if a.is_moe else 0.0
     return np.asarray(n_ar * ar + np.where(wide, 2.0 * moe_stage * a2a, 0.0))

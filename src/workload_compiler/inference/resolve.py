@@ -42,6 +42,7 @@ class ServingSettings:
     max_num_tokens: int | None
     runtime_reserve_bytes: float | None
     mode: str = "auto"                     # auto | aggregated | disaggregated
+    ssm_state_dtype: str = "bf16"          # a hybrid's Mamba-2 state
 
 
 def _tokens(value: float | LengthDistribution | None, default: float, name: str,
@@ -88,6 +89,7 @@ def resolve_serving(w: InferenceWorkload, arch: ModelArch, trace: Trace) -> Serv
         kv = str(trace.assumed("serving.kv_cache_dtype", "bf16",
                                "not given: the engines' 'auto' keeps the KV cache in the model's "
                                "16-bit dtype"))
+    ssm = _ssm_state_dtype(w, arch, trace)
     if s.engine is not None:
         engine = str(trace.given("serving.engine", s.engine))
     else:
@@ -127,7 +129,21 @@ def resolve_serving(w: InferenceWorkload, arch: ModelArch, trace: Trace) -> Serv
         spare_replicas=spares, utilization_ceiling=ceiling, memory_fraction=s.memory_utilization,
         max_batch_size=_given_int(s.max_batch_size, "serving.max_batch_size", trace),
         max_num_tokens=_given_int(s.max_num_tokens, "serving.max_num_tokens", trace),
-        runtime_reserve_bytes=_given_float(s.runtime_reserve, "serving.runtime_reserve", trace), mode=mode)
+        runtime_reserve_bytes=_given_float(s.runtime_reserve, "serving.runtime_reserve", trace), mode=mode,
+        ssm_state_dtype=ssm)
+
+
+def _ssm_state_dtype(w: InferenceWorkload, arch: ModelArch, trace: Trace) -> str:
+    given = w.serving.ssm_state_dtype
+    if not arch.mamba_layers:
+        if given is not None:
+            raise InputError("serving.ssm_state_dtype", given, "unset: the model has no Mamba layer (no SSM state)")
+        return "bf16"
+    if given is not None:
+        return str(trace.given("serving.ssm_state_dtype", given))
+    return str(trace.assumed("serving.ssm_state_dtype", "bf16",
+                             "not given: vLLM's 'auto' keeps the Mamba state in the model's 16-bit dtype "
+                             "(NVIDIA's Nemotron-H model cards recommend fp32 for accuracy: twice the state)"))
 
 
 def _mode(w: InferenceWorkload, scenario: str, trace: Trace) -> str:

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import Infeasible
+from ..errors import Infeasible, InputError
 from .disagg import DisaggChoice
 from .disagg_search import disaggregated, non_dominated
 from .engines import Engine
@@ -136,10 +136,16 @@ def _rank(c: Candidate, pinned: bool) -> tuple[float, float, float]:
 
 
 def layouts(m: ServedModel, dev: Device, req: Requirement) -> ServingLayout:
-    """Candidate (tp, pp, ep): pins respected, TP inside the scale-up domain, replica <= GPU cap."""
+    """Candidate (tp, pp, ep): pins respected, TP inside the scale-up domain, replica <= GPU cap; a
+    hybrid's TP divides its Mamba heads (vLLM's mamba_mixer2 shards them with divide())."""
     domain = max(dev.hw.scale_up_domain_gpus, 1)
     cap = req.gpu_cap
     tps = [req.tp] if req.tp else [t for t in TP_CHOICES if t <= domain]
+    if m.arch.mamba_layers:
+        if req.tp and m.arch.mamba_heads % req.tp:
+            raise InputError("compute.parallelism.tp", req.tp,
+                             f"a divisor of the model's {m.arch.mamba_heads} Mamba heads (vLLM shards them by TP)")
+        tps = [t for t in tps if m.arch.mamba_heads % t == 0]
     pps = [req.pp] if req.pp else list(PP_CHOICES)
     rows = []
     for tp in tps:

@@ -102,7 +102,8 @@ class HpcIo(Strict):
     checkpoint_every: Seconds | None = limited(None, ge=1, le=L.MAX_DURATION,
                                                why={"ge": "a second: no checkpoint writes faster", "le": L.DURATION})
     checkpoint_bytes_per_unit: Bytes | None = limited(None, ge=0, le=L.MAX_PER_UNIT, why=L.PER_UNIT)
-    scratch_write_bandwidth_per_node: ByteRate | None = limited(None, gt=0, le=L.MAX_BANDWIDTH, why=L.BANDWIDTH)
+    scratch_write_bandwidth_per_node: ByteRate | None = limited(None, ge=L.MIN_BANDWIDTH, le=L.MAX_BANDWIDTH,
+                                                                why=L.BANDWIDTH)
 
 
 class HpcCompute(ClusterCompute):

@@ -39,14 +39,14 @@ class FabricIntake(Strict):
         default=None, description="per-packet adaptive routing (InfiniBand, Spectrum-X) or flow hashing (ECMP); "
                                   "default from the switch")
     node_scale_out_bandwidth: BytesPerSecond | None = limited(
-        None, gt=0, le=L.MAX_BANDWIDTH, why=L.BANDWIDTH,
+        None, ge=L.MIN_BANDWIDTH, le=L.MAX_BANDWIDTH, why=L.BANDWIDTH,
         description="scale-out (NIC) bandwidth of one node, per direction, e.g. 50GB/s for 400 Gb/s; default: the "
         "system's NICs")
 
 
 class StorageIntake(Strict):
     tier: Literal["good", "better", "best"] | None = None
-    write_bandwidth: BytesPerSecond | None = limited(None, gt=0, le=L.MAX_BANDWIDTH, why=L.BANDWIDTH,
+    write_bandwidth: BytesPerSecond | None = limited(None, ge=L.MIN_BANDWIDTH, le=L.MAX_BANDWIDTH, why=L.BANDWIDTH,
                                                      description="aggregate, e.g. 250GB/s")
     checkpoint_mode: Literal["sync", "async"] | None = None
     gpudirect_storage: bool = False

@@ -58,7 +58,9 @@ AREA = "10 km^2: 10x the largest data-centre campus"
 MAX_BYTES = 1e18
 BYTES = "1 EB: 10x the largest storage systems built"
 MAX_BANDWIDTH = 1e15
-BANDWIDTH = "1 PB/s: 100x the fastest file systems built (~10 TB/s)"
+MIN_BANDWIDTH = 1e6
+BANDWIDTH = {"ge": "1 MB/s: slower than any disk, file system or network port a cluster is built with",
+             "le": "1 PB/s: 100x the fastest file systems built (~10 TB/s)"}
 MAX_UNITS = 1e16
 UNITS = "10^16 units: 1,000x the largest published simulations (~10^13 cells or atoms)"
 MAX_STEPS = 1e15

@@ -129,9 +129,9 @@ def spec_uncertainty(spec: SystemSpec, architecture: str) -> dict[str, Band]:
     """The bands of a compiled spec's headline numbers, by the kind of its case. `architecture` is
     the catalog's text for the accelerator (its generation is the first word)."""
     out: dict[str, Band] = {}
-    moe = _moe(spec.objective)
+    moe, hybrid = _moe(spec.objective), "model.hybrid_pattern" in spec.provenance
     if spec.kind == "training" and spec.compute is not None and _get(spec.compute, "step_time_s") is not None:
-        hybrid, lora = "model.hybrid_pattern" in spec.provenance, "training.lora.rank" in spec.provenance
+        lora = "training.lora.rank" in spec.provenance
         kind = case_kind(architecture, moe, str(_get(spec.objective, "precision") or "bf16"), hybrid, lora)
         step = "training_step_time"
         for key, layer, band in (("step_time_s", spec.compute, time_band), ("tokens_per_s", spec.compute, rate_band),
@@ -153,7 +153,7 @@ def spec_uncertainty(spec: SystemSpec, architecture: str) -> dict[str, Band]:
             out["compute.gpus"] = count_band(float(_get(spec.compute, "gpus")), step, kind, node)
     if spec.kind == "inference" and spec.inference is not None:
         weights = str(_get(spec.inference, "weights") or _get(spec.compute, "gemm_precision") or "bf16")
-        kind = case_kind(architecture, moe, weights)
+        kind = case_kind(architecture, moe, weights, hybrid)
         for key in ("output_tokens_per_s_per_gpu", "output_tokens_per_s"):
             value = _get(spec.inference, key)
             if isinstance(value, (int, float)):
