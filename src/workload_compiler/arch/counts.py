@@ -55,7 +55,7 @@ def attention_params(a: ModelArch) -> float:
         kv_down = h * (a.mla_kv_lora_rank + a.mla_qk_rope_head_dim) + a.mla_kv_lora_rank
         o = a.attention_heads * a.mla_v_head_dim * h
         return float(q_down + q_up + kv_down + kv_up + o)
-    q = h * a.attention_heads * a.head_dim
+    q = h * a.attention_heads * a.head_dim * (2 if a.attention_output_gate else 1)   # the gate beside q
     kv = 2 * h * a.kv_heads * a.head_dim
     o = a.attention_heads * a.head_dim * h
     return float(q + kv + o)
@@ -92,12 +92,18 @@ def mlp_params(a: ModelArch, ffn: int) -> float:
 
 
 def mamba_params(a: ModelArch) -> float:
-    """Weights of one Mamba-2 mixer (Megatron-Core ssm/mamba_mixer.py MambaMixer): in_proj h x (2 d_inner
-    + 2 G N + heads), the depthwise conv1d over d_inner + 2 G N channels (kernel + bias), A_log, D and
-    dt_bias per head, the gated RMSNorm over d_inner, out_proj d_inner x h."""
+    """Weights of one linear mixer. Mamba-2 (Megatron-Core ssm/mamba_mixer.py MambaMixer): in_proj
+    h x (2 d_inner + 2 G N + heads), the depthwise conv1d over d_inner + 2 G N channels (kernel +
+    bias), A_log, D and dt_bias per head, the gated RMSNorm over d_inner, out_proj d_inner x h.
+    Gated DeltaNet (HF Qwen3NextGatedDeltaNet): in_proj h x (2 d_inner + 2 G N + 2 heads), the conv
+    without bias, A_log and dt_bias per head, the gated RMSNorm over one head's values (shared by
+    the heads), out_proj."""
     if not a.mamba_layers:
         return 0.0
     h, inner, conv = a.hidden_size, a.mamba_inner, a.mamba_conv_channels
+    if a.gated_delta:
+        return float(h * a.mamba_in_proj_width + conv * a.mamba_conv_kernel + 2 * a.mamba_heads
+                     + a.mamba_head_dim + inner * h)
     return float(h * a.mamba_in_proj_width + conv * (a.mamba_conv_kernel + 1) + 3 * a.mamba_heads
                  + inner + inner * h)
 
@@ -181,7 +187,9 @@ def attention_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -
 def ssm_scan_flops_per_token(a: ModelArch) -> float:
     """Forward FLOPs per token of the Mamba-2 scans, all Mamba layers: 7 x d_inner x d_state each,
     Megatron-LM's count for hybrid models (training.py num_floating_point_operations,
-    mamba_layer_flops "scan"), so MFU compares with Megatron-Bridge's reported model TFLOP/s."""
+    mamba_layer_flops "scan"), so MFU compares with Megatron-Bridge's reported model TFLOP/s. A Gated
+    DeltaNet layer is counted alike (value channels x key dim): its recurrent step reads, updates
+    and applies a state of that size, about as many multiply-adds per token."""
     return 7.0 * a.mamba_inner * a.mamba_state_dim * a.mamba_layers
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
-from .model import ATTENTION, MAMBA, MLP_BLOCK, MOE_BLOCK, MlpKind, ModelArch, mamba_default
+from .model import ATTENTION, GATED_DELTA, MAMBA, MLP_BLOCK, MOE_BLOCK, MlpKind, ModelArch, mamba_default
 
 # Our field -> the config.json key, shared by the Llama-style families.
 _BASE_KEYS: Mapping[str, str] = {
@@ -38,7 +38,7 @@ class _Family:
     text_config: bool = False              # multimodal: the decoder lives under text_config
     shared_experts: int = 0                # fixed by the family (Llama 4: one shared expert)
     sliding: str = "layer_types"           # how windows are declared: see _sliding()
-    hybrid: str = ""                       # a Mamba-2 / attention hybrid: "nemotron" (_hybrid), "granite" (_granite)
+    hybrid: str = ""                       # a hybrid: "nemotron" (_hybrid), "granite" (_granite), "qwen_next"
 
 
 _MOE_MIXTRAL = {"moe_experts": "num_local_experts", "moe_top_k": "num_experts_per_tok",
@@ -76,6 +76,14 @@ _GRANITE_HYBRID = {"mamba_heads": "mamba_n_heads", "mamba_head_dim": "mamba_d_he
 _GRANITE_DEFAULTS = {"mamba_heads": 128, "mamba_groups": 1, "mamba_state_dim": 256, "mamba_conv_kernel": 4,
                      "mamba_chunk_size": 256, "moe_experts": 8, "moe_top_k": 2, "moe_ffn_hidden_size": 11008,
                      "moe_shared_ffn_hidden_size": 1024}
+# Qwen3-Next and Qwen3.5 (HF Qwen3NextConfig, Qwen3_5TextConfig): every layer is a Gated DeltaNet
+# ("linear_attention") or a gated attention ("full_attention") mixer, then a MoE (Qwen3-MoE's keys) or
+# a dense MLP. The Gated DeltaNet's value heads and size are our mamba_heads and mamba_head_dim, its
+# key heads and size mamba_groups and mamba_state_dim (arch/model.py); FLA's chunk is 64 tokens.
+_QWEN_NEXT = {**_MOE_QWEN, "mamba_heads": "linear_num_value_heads", "mamba_head_dim": "linear_value_head_dim",
+              "mamba_groups": "linear_num_key_heads", "mamba_state_dim": "linear_key_head_dim",
+              "mamba_conv_kernel": "linear_conv_kernel_dim"}
+GATED_DELTA_CHUNK = 64
 # Nemotron 3's layers_block_type spells the pattern out
 _BLOCK_TYPES: Mapping[str, str] = {"mamba": MAMBA, "attention": ATTENTION, "full_attention": ATTENTION,
                                    "moe": MOE_BLOCK, "mlp": MLP_BLOCK}
@@ -95,6 +103,11 @@ _FAMILIES: Mapping[str, _Family] = {
     "NemotronForCausalLM": _Family(mlp=None),
     "NemotronHForCausalLM": _Family(mlp=None, keys=_NEMOTRON_H, hybrid="nemotron"),
     "GraniteMoeHybridForCausalLM": _Family(keys=_GRANITE_HYBRID, hybrid="granite", shared_experts=1),
+    "Qwen3NextForCausalLM": _Family(keys=_QWEN_NEXT, hybrid="qwen_next"),
+    "Qwen3_5ForCausalLM": _Family(keys=_QWEN_NEXT, hybrid="qwen_next"),
+    "Qwen3_5MoeForCausalLM": _Family(keys=_QWEN_NEXT, hybrid="qwen_next"),
+    "Qwen3_5ForConditionalGeneration": _Family(keys=_QWEN_NEXT, hybrid="qwen_next", text_config=True),
+    "Qwen3_5MoeForConditionalGeneration": _Family(keys=_QWEN_NEXT, hybrid="qwen_next", text_config=True),
     "GPT2LMHeadModel": _Family(mlp="gelu", keys=_GPT2, tied_default=True),
     "Llama4ForConditionalGeneration": _Family(keys=_LLAMA4, text_config=True, shared_experts=1,
                                               sliding="chunked"),
@@ -259,6 +272,8 @@ def arch_from_hf_dict(cfg: Mapping[str, Any], origin: str = "config.json") -> Mo
         values["head_dim"] = values["mla_v_head_dim"]
     if family.hybrid == "granite":
         values.update(_granite(r, hidden, layers))
+    elif family.hybrid == "qwen_next":
+        values.update(_qwen_next(r, layers, values))
     elif family.hybrid:
         values.update(_hybrid(r))
     if family.hybrid and MOE_BLOCK not in values["hybrid_pattern"]:   # a config class default, not a block
@@ -327,6 +342,36 @@ def _granite(r: _Reader, hidden: int, layers: int) -> dict[str, Any]:
                    **{ours: r.int_(ours, _GRANITE_DEFAULTS[ours]) for ours in ("moe_top_k", "moe_ffn_hidden_size")})
     else:
         out["ffn_hidden_size"] = shared     # the shared MLP is the layer's only FFN
+    return out
+
+
+def _qwen_next(r: _Reader, layers: int, values: dict[str, Any]) -> dict[str, Any]:
+    """Qwen3-Next / Qwen3.5: each config layer becomes its mixer (G for linear_attention, * for
+    full_attention; from full_attention_interval where layer_types is absent) and its FFN (E on the
+    MoE layers of decoder_sparse_step / mlp_only_layers, - elsewhere); q_proj carries the output gate
+    (Qwen3-Next always, Qwen3.5 by attn_output_gate). MTP modules (mtp_num_hidden_layers) are left out,
+    as HF's checkpoint counts leave them."""
+    kinds = r.raw("layer_types")
+    if kinds is None:
+        interval = r.int_("full_attention_interval", 4) if "full_attention_interval" in r.cfg else 4
+        kinds = ["full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(layers)]
+    mixers = {"linear_attention": GATED_DELTA, "full_attention": ATTENTION}
+    if not isinstance(kinds, list) or len(kinds) != layers or not all(k in mixers for k in kinds):
+        raise InputError(FIELD, r.origin, f"layer_types: {layers} entries (num_hidden_layers), each "
+                         "'linear_attention' or 'full_attention'")
+    moe = bool(values.get("moe_experts"))
+    dense_only = set(r.raw("mlp_only_layers") or [])
+    step = r.int_("moe_interval_step", 1) if "decoder_sparse_step" in r.cfg else 1
+    ffn = [MOE_BLOCK if moe and i not in dense_only and (i + 1) % step == 0 else MLP_BLOCK for i in range(layers)]
+    pattern = "".join(mixers[k] + f for k, f in zip(kinds, ffn, strict=True))
+    gate = r.raw("attn_output_gate")
+    out: dict[str, Any] = {
+        "layers": len(pattern), "hybrid_pattern": pattern, "mamba_chunk_size": GATED_DELTA_CHUNK,
+        "attention_output_gate": True if gate is None else bool(gate),
+        **{ours: r.int_(ours) for ours in ("mamba_heads", "mamba_head_dim", "mamba_groups", "mamba_state_dim")},
+        "mamba_conv_kernel": r.int_("mamba_conv_kernel", 4)}
+    if moe:
+        out.update(moe_dense_layers=0, moe_layer_interval=1)
     return out
 
 

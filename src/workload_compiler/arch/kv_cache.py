@@ -74,7 +74,7 @@ def ssm_state_bytes_per_sequence(arch: ModelArch, state_bytes: float, conv_bytes
     t = np.asarray(tp, dtype=np.float64)
     if not arch.mamba_layers:
         return np.zeros_like(t)
-    groups = np.where(arch.mamba_groups % t == 0, arch.mamba_groups, t)
+    groups = arch.mamba_groups if arch.gated_delta else np.where(arch.mamba_groups % t == 0, arch.mamba_groups, t)
     conv = (arch.mamba_inner + 2 * groups * arch.mamba_state_dim) / t * (arch.mamba_conv_kernel - 1) * conv_bytes
     temporal = arch.mamba_heads / t * arch.mamba_head_dim * arch.mamba_state_dim * state_bytes
     return np.asarray(arch.mamba_layers * (conv + temporal))

@@ -14,14 +14,16 @@ MlpKind = Literal["gelu", "relu", "squared_relu", "swiglu", "geglu"]
 GATED_MLPS: frozenset[str] = frozenset({"swiglu", "geglu"})
 # Megatron-Core's hybrid layer pattern (megatron/core/ssm/mamba_hybrid_layer_allocation.py Symbols):
 # one character per layer, each layer one block: a Mamba-2 mixer, self-attention, an MLP or a
-# mixture of experts. "-" last: the set is also a regex character class.
-MAMBA, ATTENTION, MOE_BLOCK, MLP_BLOCK = "M", "*", "E", "-"
-HYBRID_SYMBOLS = MAMBA + ATTENTION + MOE_BLOCK + MLP_BLOCK
+# mixture of experts; and ours, G, a Gated DeltaNet mixer (Qwen3-Next, Qwen3.5: Yang et al. 2024,
+# arXiv:2412.06464), the other linear-recurrence mixer, described by the same fields (below).
+# "-" last: the set is also a regex character class.
+MAMBA, GATED_DELTA, ATTENTION, MOE_BLOCK, MLP_BLOCK = "M", "G", "*", "E", "-"
+HYBRID_SYMBOLS = MAMBA + GATED_DELTA + ATTENTION + MOE_BLOCK + MLP_BLOCK
 
 
 class ModelArch(BaseModel):
-    """A decoder-only transformer, dense or MoE, with MHA/GQA/MLA attention; or a hybrid of Mamba-2,
-    attention, MLP and MoE blocks (`hybrid_pattern`)."""
+    """A decoder-only transformer, dense or MoE, with MHA/GQA/MLA attention; or a hybrid of Mamba-2
+    or Gated DeltaNet, attention, MLP and MoE blocks (`hybrid_pattern`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -58,12 +60,18 @@ class ModelArch(BaseModel):
     sliding_window: int = Field(default=0, ge=0)
     sliding_window_layers: int = Field(default=0, ge=0)
     mtp_layers: int = Field(default=0, ge=0, description="multi-token-prediction modules (DeepSeek V3)")
+    attention_output_gate: bool = Field(default=False, description="a sigmoid gate on each head's output, "
+                                        "projected by q_proj beside the queries (Qwen3-Next, Qwen3.5)")
     # Hybrid Mamba-2 / attention models (Nemotron-H): `hybrid_pattern` names each layer's one block
     # (HYBRID_SYMBOLS, as Megatron-Core's --hybrid-override-pattern); None = a transformer, whose
     # every layer is attention + MLP. The Mamba-2 mixer (Dao & Gu 2024, arXiv:2405.21060): heads x
-    # head_dim inner channels, `mamba_groups` groups of B/C of `mamba_state_dim` each.
+    # head_dim inner channels, `mamba_groups` groups of B/C of `mamba_state_dim` each. A Gated
+    # DeltaNet mixer (G) is read through the same fields: heads and head_dim its value heads and
+    # their size, groups its key heads and state_dim their size (its state: value heads x value dim
+    # x key dim, as Mamba-2's heads x head_dim x d_state); a model has one kind of linear mixer.
     hybrid_pattern: str | None = Field(default=None, pattern=f"^[{HYBRID_SYMBOLS}]+$",
-                                       description="one of M (Mamba-2), * (attention), E (MoE), - (MLP) per layer")
+                                       description="one of M (Mamba-2), G (Gated DeltaNet), * (attention), "
+                                       "E (MoE), - (MLP) per layer")
     mamba_heads: int = Field(default=0, ge=0, description="Mamba-2 heads (inner width = heads x head_dim)")
     mamba_head_dim: int = Field(default=64, gt=0)
     mamba_state_dim: int = Field(default=128, gt=0, description="SSM state per head channel (d_state)")
@@ -126,7 +134,13 @@ class ModelArch(BaseModel):
 
     @property
     def mamba_layers(self) -> int:
-        return self._blocks(MAMBA, 0)
+        """Linear-recurrence mixers: the M (Mamba-2) or G (Gated DeltaNet) blocks of a hybrid."""
+        return self._blocks(MAMBA, 0) + self._blocks(GATED_DELTA, 0)
+
+    @property
+    def gated_delta(self) -> bool:
+        """The linear mixers are Gated DeltaNet (G), not Mamba-2."""
+        return self.hybrid_pattern is not None and GATED_DELTA in self.hybrid_pattern
 
     @property
     def mlp_blocks(self) -> int:
@@ -168,8 +182,10 @@ class ModelArch(BaseModel):
 
     @property
     def mamba_in_proj_width(self) -> int:
-        """Outputs of the input projection: z, x, B, C and dt (2 d_inner + 2 G N + heads)."""
-        return 2 * self.mamba_inner + 2 * self.mamba_groups * self.mamba_state_dim + self.mamba_heads
+        """Outputs of the input projection: Mamba-2's z, x, B, C and dt (2 d_inner + 2 G N + heads);
+        Gated DeltaNet's z, v, q, k and its two gates b and a (2 d_inner + 2 G N + 2 heads)."""
+        per_head = 2 if self.gated_delta else 1
+        return 2 * self.mamba_inner + 2 * self.mamba_groups * self.mamba_state_dim + per_head * self.mamba_heads
 
     @property
     def ssd_scan_elements(self) -> float:

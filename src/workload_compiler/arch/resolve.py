@@ -23,7 +23,7 @@ from ..provenance import Trace
 from ..units import format_count
 from .counts import attention_params, mlp_params, param_counts
 from .hf_config import load_hf_config
-from .model import GATED_MLPS, MAMBA, MOE_BLOCK, ModelArch
+from .model import GATED_DELTA, GATED_MLPS, MAMBA, MOE_BLOCK, ModelArch
 from .presets import preset_arch, preset_source
 
 _CORE = ("layers", "hidden_size", "attention_heads", "kv_heads", "head_dim", "ffn_hidden_size",
@@ -37,7 +37,7 @@ _MLA = {"q_lora_rank": "mla_q_lora_rank", "kv_lora_rank": "mla_kv_lora_rank",
 _HYBRID = {"pattern": "hybrid_pattern", "mamba_heads": "mamba_heads", "mamba_head_dim": "mamba_head_dim",
            "chunk_size": "mamba_chunk_size",
            "state_dim": "mamba_state_dim", "groups": "mamba_groups", "conv_kernel": "mamba_conv_kernel"}
-_SCALARS = (*_CORE, "sliding_window", "sliding_window_layers", "mtp_layers")
+_SCALARS = (*_CORE, "sliding_window", "sliding_window_layers", "mtp_layers", "attention_output_gate")
 
 # Given params that differ from the resolved architecture's total by more than this are a
 # contradiction in the input, not rounding ("70B" for Llama 2 70B's 68.98B is 1.5% off).
@@ -189,7 +189,7 @@ def _traced_fields(values: dict[str, Any]) -> list[str]:
         names += ["sliding_window", "sliding_window_layers"]
     if values.get("hybrid_pattern"):
         names += list(_HYBRID.values())
-    return names + [n for n in ("mtp_layers", "weight_format") if values.get(n)]
+    return names + [n for n in ("mtp_layers", "weight_format", "attention_output_gate") if values.get(n)]
 
 
 def _validate(v: dict[str, Any], path: str) -> None:
@@ -207,9 +207,12 @@ def _validate(v: dict[str, Any], path: str) -> None:
         if len(pattern) != v["layers"]:
             raise InputError(f"{path}.hybrid.pattern", f"{len(pattern)} characters",
                              f"one character per layer ({v['layers']} layers)")
-        if MAMBA in pattern and not v.get("mamba_heads", 0):
+        if (MAMBA in pattern or GATED_DELTA in pattern) and not v.get("mamba_heads", 0):
             raise InputError(f"{path}.hybrid.mamba_heads", v.get("mamba_heads", 0),
-                             "at least 1 for a pattern with Mamba-2 layers (M)")
+                             "at least 1 for a pattern with Mamba-2 or Gated DeltaNet layers (M, G)")
+        if MAMBA in pattern and GATED_DELTA in pattern:
+            raise InputError(f"{path}.hybrid.pattern", pattern, "one kind of linear mixer: M (Mamba-2) or "
+                             "G (Gated DeltaNet), not both")
         if bool(v.get("moe_experts", 0)) != (MOE_BLOCK in pattern):
             raise InputError(f"{path}.moe", v.get("moe_experts", 0),
                              "experts exactly when the hybrid pattern has MoE blocks (E)")

@@ -44,12 +44,14 @@ class MlaIntake(Strict):
 
 
 class HybridIntake(Strict):
-    """A hybrid Mamba-2 / attention model (Nemotron-H), as Megatron-Core's hybrid model takes it."""
+    """A hybrid Mamba-2 / attention model (Nemotron-H), as Megatron-Core's hybrid model takes it; or a
+    Gated DeltaNet / attention hybrid (Qwen3-Next), its mixer in the same fields: mamba_heads and
+    mamba_head_dim its value heads and their size, groups its key heads, state_dim their size."""
 
     pattern: str = Field(pattern=f"^[{HYBRID_SYMBOLS}]+$", max_length=L.MAX_LAYERS,
                          description="one character per layer, each layer one block: M a Mamba-2 mixer, "
-                         "* self-attention, E a mixture of experts (give model.moe), - an MLP (Megatron-Core "
-                         "--hybrid-override-pattern)")
+                         "G a Gated DeltaNet mixer, * self-attention, E a mixture of experts (give model.moe), "
+                         "- an MLP (Megatron-Core --hybrid-override-pattern, and G)")
     mamba_heads: int = limited(gt=0, le=L.MAX_HEADS, why=L.HEADS)
     mamba_head_dim: int = limited(mamba_default("mamba_head_dim"), gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM)
     state_dim: int = limited(mamba_default("mamba_state_dim"), gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM,
@@ -84,6 +86,9 @@ class ModelIntake(Strict):
     mtp_layers: int | None = limited(None, ge=0, le=L.MAX_LAYERS, why=L.LAYERS,
                                      description="multi-token-prediction modules (DeepSeek-V3 has 1); 0 trains "
                                      "without them")
+    attention_output_gate: bool | None = Field(
+        default=None, description="a gate on each attention head's output, projected beside the queries "
+        "(Qwen3-Next, Qwen3.5: attn_output_gate)")
     params: Count | None = limited(None, ge=1, le=L.MAX_PARAMS, why=L.PARAMS,
                                    description="parameter count, when only that is known")
 
