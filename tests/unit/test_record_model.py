@@ -95,8 +95,7 @@ def test_a_moe_of_another_family_without_a_preset_names_what_is_missing(records:
 
 
 @pytest.mark.parametrize(("name", "family", "feature"), [
-    ("Nemotron_3_Super_120B_A12B", "nemotron", "latent MoE"),
-    ("Qwen3_Next_80B_a3B", "qwen3_next", "Gated DeltaNet"),
+    ("Nemotron_3_Ultra", "nemotron", "Nemotron 3 Ultra's shape"),
     ("Qwen3-VL-235B-A22B", "qwen3_vl", "vision encoder"),
 ])
 def test_models_the_tool_cannot_express_name_the_feature(records: dict[str, dict[str, Any]], name: str,
@@ -114,6 +113,15 @@ def test_a_hybrid_mamba_row_takes_its_preset_and_compiles(records: dict[str, dic
     nano = record_intake(_renamed(records[QWEN], name="Nemotron_3_Nano_30B_A3B", family="nemotron"))
     assert nano.intake["model"] == {"preset": "nemotron-3-nano-30b-a3b"}
     assert step_row(compile_record(nano, load_catalog())).predicted > 0
+
+
+@pytest.mark.parametrize(("name", "preset"), [("Nemotron_3_Super_120B_A12B", "nemotron-3-super-120b-a12b"),
+                                               ("Qwen3_Next_80B_a3B", "qwen3-next-80b-a3b")])
+def test_latent_moe_and_gated_deltanet_rows_take_their_presets(records: dict[str, dict[str, Any]], name: str,
+                                                               preset: str) -> None:
+    ri = record_intake(_renamed(records[QWEN], name=name, family="hybrid"))
+    assert ri.intake["model"] == {"preset": preset}
+    assert step_row(compile_record(ri, load_catalog())).predicted > 0
 
 
 def test_the_name_tables_are_consistent() -> None:

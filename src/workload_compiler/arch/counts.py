@@ -27,7 +27,7 @@ class ParamCounts:
     dense_mlp_per_layer: float
     moe_routed_per_layer: float       # all routed experts of one MoE layer
     moe_shared_per_layer: float
-    router_per_layer: float
+    router_per_layer: float           # the router and a latent MoE's two projections
     norms: float
     mtp: float
     total: float
@@ -86,9 +86,20 @@ def layer_shapes(a: ModelArch) -> LayerShapes:
                        kv_dim=kv_dim, kv_split=kv_split)
 
 
-def mlp_params(a: ModelArch, ffn: int) -> float:
-    """One MLP: gated (SwiGLU/GeGLU) has three h x f matrices, plain has two."""
-    return float((3 if a.gated else 2) * a.hidden_size * ffn)
+def mlp_params(a: ModelArch, ffn: int, width: int | None = None) -> float:
+    """One MLP: gated (SwiGLU/GeGLU) has three width x f matrices, plain has two (width: the hidden
+    size, or a latent MoE's expert width)."""
+    return float((3 if a.gated else 2) * (width or a.hidden_size) * ffn)
+
+
+def expert_params(a: ModelArch) -> float:
+    """One routed expert, at the experts' width (arch.model moe_width)."""
+    return mlp_params(a, a.moe_ffn_hidden_size, a.moe_width)
+
+
+def latent_projection_params(a: ModelArch) -> float:
+    """A latent MoE's down and up projections (hidden <-> latent) of one MoE block; 0 otherwise."""
+    return float(2 * a.hidden_size * a.moe_latent_size)
 
 
 def mamba_params(a: ModelArch) -> float:
@@ -121,10 +132,11 @@ def param_counts(a: ModelArch) -> ParamCounts:
     output_head = 0.0 if a.tied_embeddings else float(a.vocab_size * h)
     attn = attention_params(a)
     dense_mlp = mlp_params(a, a.ffn_hidden_size)
-    routed = a.moe_experts * mlp_params(a, a.moe_ffn_hidden_size) if a.is_moe else 0.0
+    routed = a.moe_experts * expert_params(a) if a.is_moe else 0.0
     shared_ffn = a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size
     shared = a.moe_shared_experts * mlp_params(a, shared_ffn) if a.is_moe else 0.0
-    router = float(h * a.moe_experts) if a.is_moe else 0.0
+    # the router, and a latent MoE's projections: weights every token passes, beside the experts
+    router = float(h * a.moe_experts) + latent_projection_params(a) if a.is_moe else 0.0
     norms = float(a.blocks_per_layer * h * a.layers + h)
     moe_blocks = a.moe_blocks
     body = (a.attention_layers * attn + a.mlp_blocks * dense_mlp + a.mamba_layers * mamba_params(a)
@@ -134,7 +146,7 @@ def param_counts(a: ModelArch) -> ParamCounts:
     mtp_block = attn + (routed + shared + router if a.is_moe else dense_mlp) + 2 * h * h + 4 * h
     mtp = a.mtp_layers * mtp_block
     total = embedding + output_head + body + mtp
-    active_routed = a.moe_top_k * mlp_params(a, a.moe_ffn_hidden_size) if a.is_moe else 0.0
+    active_routed = a.moe_top_k * expert_params(a) if a.is_moe else 0.0
     active = total - moe_blocks * (routed - active_routed) - (a.mtp_layers * (routed - active_routed))
     expert = (moe_blocks + a.mtp_layers) * routed
     return ParamCounts(

@@ -62,7 +62,8 @@ _NEMOTRON_H = {"mamba_heads": "mamba_num_heads", "mamba_head_dim": "mamba_head_d
                "moe_experts": "n_routed_experts", "moe_top_k": "num_experts_per_tok",
                "moe_ffn_hidden_size": "moe_intermediate_size", "moe_shared_experts": "n_shared_experts",
                "moe_shared_ffn_hidden_size": "moe_shared_expert_intermediate_size",
-               "moe_router_groups": "n_group", "moe_router_group_top_k": "topk_group"}
+               "moe_router_groups": "n_group", "moe_router_group_top_k": "topk_group",
+               "moe_latent_size": "moe_latent_size", "mtp_layers": "num_nextn_predict_layers"}
 # IBM Granite 4.0-H (HF GraniteMoeHybridConfig): every layer is a mixer (Mamba-2 or attention) then
 # an FFN, the routed experts (num_local_experts of intermediate_size) beside one shared MLP of
 # shared_intermediate_size, or that MLP alone when num_local_experts is 0 (modeling_granitemoehybrid.py
@@ -155,7 +156,7 @@ class _Reader:
 def _mlp(family: _Family, r: _Reader) -> MlpKind:
     if family.mlp is not None:
         return family.mlp
-    act = r.raw("hidden_act")
+    act = r.raw("hidden_act") or r.raw("mlp_hidden_act")     # NemotronHConfig spells it both ways
     if act not in _ACTIVATIONS:
         allowed = ", ".join(sorted(_ACTIVATIONS))
         raise InputError(FIELD, r.origin, f"hidden_act {act!r} is not one of {allowed}")
@@ -298,13 +299,16 @@ def _hybrid(r: _Reader) -> dict[str, Any]:
         pattern = "".join(_BLOCK_TYPES[k] for k in kinds)
     if not isinstance(pattern, str) or not pattern:
         raise r.lacks("hybrid_override_pattern")
-    for key, feature in (("moe_latent_size", "latent MoE (experts on a projected width, Nemotron 3 Super)"),
-                         ("num_nextn_predict_layers", "multi-token prediction in a hybrid model"),
-                         ("mtp_hybrid_override_pattern", "multi-token prediction in a hybrid model")):
-        if r.raw(key):
-            raise InputError(FIELD, r.origin, f"a config without {key} (missing feature: {feature})")
+    # Nemotron 3 Super's MTP module: one attention and one FFN block (mtp_hybrid_override_pattern "*E"),
+    # which is the MTP module the counts and models know (DeepSeek-V3's: an attention and an MoE)
+    mtp = r.int_("mtp_layers", 0)
+    mtp_pattern = r.raw("mtp_hybrid_override_pattern")
+    if mtp and mtp_pattern not in (None, ATTENTION + MOE_BLOCK, ATTENTION + MLP_BLOCK):
+        raise InputError(FIELD, r.origin, f"mtp_hybrid_override_pattern '*E' or '*-', not {mtp_pattern!r} "
+                         "(missing feature: other multi-token-prediction modules)")
     shape = ("mamba_head_dim", "mamba_state_dim", "mamba_groups", "mamba_conv_kernel", "mamba_chunk_size")
-    out = {"hybrid_pattern": pattern, "mamba_heads": r.int_("mamba_heads"),
+    out = {"hybrid_pattern": pattern, "mamba_heads": r.int_("mamba_heads"), "mtp_layers": mtp,
+           "moe_latent_size": r.int_("moe_latent_size", 0),
            **{ours: r.int_(ours, mamba_default(ours)) for ours in shape}}
     head = r.raw("attention_head_dim")
     if isinstance(head, int) and not isinstance(head, bool) and head > 0:

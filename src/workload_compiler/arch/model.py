@@ -43,6 +43,10 @@ class ModelArch(BaseModel):
     moe_ffn_hidden_size: int = Field(default=0, ge=0, description="intermediate size of one routed expert")
     moe_shared_experts: int = Field(default=0, ge=0)
     moe_shared_ffn_hidden_size: int = Field(default=0, ge=0, description="per shared expert; 0 = expert size")
+    # Latent MoE (Nemotron 3 Super): tokens are projected from the hidden width down to a latent width
+    # before the routed experts (dispatched, multiplied and combined at that width) and back up after.
+    moe_latent_size: int = Field(default=0, ge=0, description="width of the routed experts' input and "
+                                 "output (latent MoE); 0 = the hidden size")
     moe_dense_layers: int = Field(default=0, ge=0, description="leading layers with a dense MLP")
     moe_layer_interval: int = Field(default=1, ge=1, description="every n-th layer (after the dense ones) is MoE")
     # Group-limited routing (DeepSeek-V3 n_group / topk_group): the experts form groups and a token's
@@ -105,6 +109,11 @@ class ModelArch(BaseModel):
         if not self.is_moe:
             return 0
         return len(range(self.moe_dense_layers, self.layers, self.moe_layer_interval))
+
+    @property
+    def moe_width(self) -> int:
+        """Width of a routed expert's input and output: the latent width of a latent MoE, else hidden."""
+        return self.moe_latent_size or self.hidden_size
 
     @property
     def moe_blocks(self) -> int:

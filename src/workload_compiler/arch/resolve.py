@@ -30,7 +30,7 @@ _CORE = ("layers", "hidden_size", "attention_heads", "kv_heads", "head_dim", "ff
          "vocab_size", "mlp", "tied_embeddings")
 _MOE = {"experts": "moe_experts", "top_k": "moe_top_k", "expert_ffn_hidden_size": "moe_ffn_hidden_size",
         "shared_experts": "moe_shared_experts", "shared_expert_ffn_hidden_size": "moe_shared_ffn_hidden_size",
-        "dense_layers": "moe_dense_layers", "layer_interval": "moe_layer_interval"}
+        "dense_layers": "moe_dense_layers", "layer_interval": "moe_layer_interval", "latent_size": "moe_latent_size"}
 _MLA = {"q_lora_rank": "mla_q_lora_rank", "kv_lora_rank": "mla_kv_lora_rank",
         "qk_nope_head_dim": "mla_qk_nope_head_dim", "qk_rope_head_dim": "mla_qk_rope_head_dim",
         "v_head_dim": "mla_v_head_dim"}
@@ -219,9 +219,10 @@ def _validate(v: dict[str, Any], path: str) -> None:
         if v.get("moe_dense_layers", 0) or v.get("moe_layer_interval", 1) != 1:
             raise InputError(f"{path}.moe.dense_layers", v.get("moe_dense_layers", 0),
                              "unset in a hybrid model: its pattern places the MoE blocks (E)")
-        if v.get("mla_kv_lora_rank", 0) or v.get("mtp_layers", 0) or v.get("sliding_window", 0):
-            raise InputError(f"{path}.hybrid", "with MLA, MTP or a sliding window",
-                             "a hybrid of Mamba-2, GQA attention and MLP blocks (missing feature: the others)")
+        if v.get("mla_kv_lora_rank", 0) or v.get("sliding_window", 0):
+            raise InputError(f"{path}.hybrid", "with MLA or a sliding window",
+                             "a hybrid of Mamba-2 or Gated DeltaNet, GQA attention, MLP and MoE blocks "
+                             "(missing feature: the others)")
     window, window_layers = v.get("sliding_window", 0), v.get("sliding_window_layers", 0)
     if window_layers > v["layers"]:
         raise InputError(f"{path}.sliding_window_layers", window_layers, f"at most layers ({v['layers']})")

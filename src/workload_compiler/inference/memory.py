@@ -90,7 +90,7 @@ def activation_peak_bytes(m: ServedModel, lay: ServingLayout, step_tokens: Any,
     a = m.arch
     t = np.asarray(step_tokens, dtype=np.float64)
     if a.is_moe:
-        per_token = a.moe_top_k * (2 * a.moe_ffn_hidden_size + a.hidden_size) / lay.moe_group
+        per_token = a.moe_top_k * (2 * a.moe_ffn_hidden_size + a.moe_width) / lay.moe_group
     else:
         per_token = (2 * a.ffn_hidden_size + a.hidden_size) / lay.tp
     if a.mamba_layers:      # a Mamba-2 block's in_proj output (z, x, B, C, dt) and the scan's output

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..arch.counts import attention_params, mamba_params, mlp_params, param_counts
+from ..arch.counts import attention_params, expert_params, mamba_params, mlp_params, param_counts
 from ..arch.kv_cache import full_attention_layers, kv_bytes_per_token, ssm_state_bytes_per_sequence
 from ..arch.model import ModelArch
 from ..arch.weight_formats import weight_format
@@ -69,7 +69,7 @@ class ServedModel:
     def active_expert_params(self) -> float:
         """Routed-expert weights one token multiplies: top_k experts in every MoE layer."""
         a = self.arch
-        return float(a.moe_blocks * a.moe_top_k * mlp_params(a, a.moe_ffn_hidden_size)) if a.is_moe else 0.0
+        return float(a.moe_blocks * a.moe_top_k * expert_params(a)) if a.is_moe else 0.0
 
     def attention_flops_per_token(self, context: Any) -> FloatArray:
         """QK^T + AV FLOPs of one token attending to `context` keys, all attention layers:

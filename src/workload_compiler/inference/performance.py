@@ -215,6 +215,6 @@ def _communication_s(m: ServedModel, hw: Hardware, lay: ServingLayout, tok_gpu: 
     wide = lay.ep > lay.tp
     moe_stage = np.ceil(a.moe_blocks / lay.pp) if a.is_moe else 0.0
     n_ar = np.where(wide, blocks_stage - moe_stage, blocks_stage)
-    dispatch = tok_gpu / lay.tp * a.moe_top_k * a.hidden_size * ACTIVATION_BYTES if a.is_moe else 0.0
+    dispatch = tok_gpu / lay.tp * a.moe_top_k * a.moe_width * ACTIVATION_BYTES if a.is_moe else 0.0
     a2a = collectives.group_all_to_all_s(dispatch, lay.ep, lay.tp, hw) if a.is_moe else 0.0
     return np.asarray(n_ar * ar + np.where(wide, 2.0 * moe_stage * a2a, 0.0))

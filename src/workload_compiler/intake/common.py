@@ -33,6 +33,8 @@ class MoeIntake(Strict):
     shared_expert_ffn_hidden_size: int | None = limited(None, gt=0, le=L.MAX_FFN, why=L.FFN)
     dense_layers: int = limited(0, ge=0, le=L.MAX_LAYERS, why=L.LAYERS, description="leading layers with a dense MLP")
     layer_interval: int = limited(1, ge=1, le=L.MAX_LAYERS, why=L.LAYERS)
+    latent_size: int = limited(0, ge=0, le=L.MAX_WIDTH, why=L.WIDTH,
+                               description="a latent MoE's expert width (Nemotron 3 Super: 1024); 0 = hidden size")
 
 
 class MlaIntake(Strict):

@@ -179,15 +179,15 @@ def _attention(a: ModelArch, flash: bool, dropout: bool, gemm_in: float,
 
 
 def _mlp(a: ModelArch, ffn: float, sharding: Sharding, in_sharding: Sharding, prefix: str, gemm_in: float,
-         ) -> tuple[list[SavedTensor], list[SavedTensor]]:
+         width: int | None = None) -> tuple[list[SavedTensor], list[SavedTensor]]:
     """fc1 output (gate and up for gated MLPs) and activation output (fc2's input) of one MLP of
-    width ffn."""
+    width ffn, its output `width` wide (the hidden size, or a latent MoE's expert width)."""
     hidden = (2 if a.gated else 1) * ACT_BYTES * ffn
     t = [SavedTensor(f"{prefix}fc1_out", hidden, sharding, "mlp_hidden"),
          SavedTensor(f"{prefix}act_out", gemm_in * ffn, sharding, "act")]
     names = ("w1", "w3") if a.gated else ("w1",)
     mm = [SavedTensor(f"{prefix}{n}", ACT_BYTES * ffn, sharding, "mm_out") for n in names]
-    mm.append(SavedTensor(f"{prefix}w2", ACT_BYTES * a.hidden_size, in_sharding, "mm_out"))
+    mm.append(SavedTensor(f"{prefix}w2", ACT_BYTES * (width or a.hidden_size), in_sharding, "mm_out"))
     return t, mm
 
 
@@ -232,7 +232,6 @@ def _hybrid_blocks(a: ModelArch, flash: bool, gemm_in: float, probs_in_activatio
 def _moe_block(a: ModelArch, gemm_in: float, probs_in_activation: bool,
                ) -> tuple[list[SavedTensor], list[SavedTensor]]:
     """Saved tensors and matmul outputs of a mixture of experts (router, shared and routed experts)."""
-    h = a.hidden_size
     t: list[SavedTensor] = []
     mm: list[SavedTensor] = []
     # Router (Megatron-Core router.py, fp32 router): the softmax/sigmoid output over the E experts
@@ -251,10 +250,15 @@ def _moe_block(a: ModelArch, gemm_in: float, probs_in_activation: bool,
     # (moe_utils.unpermute: permuted_tokens * permuted_probs) - unless the probs weigh the
     # activation inside the experts (`probs_in_activation`: Megatron-Core's experts.py
     # activation_func_with_probs, act(fc1) * probs before fc2; the combine then keeps nothing).
-    t.append(SavedTensor("expert_in", gemm_in * h, "expert_in", "linear_in"))
+    # a latent MoE dispatches and multiplies its tokens at the latent width; its up projection keeps
+    # its input (the combined latent tokens) for the weight gradient
+    w = a.moe_width
+    t.append(SavedTensor("expert_in", gemm_in * w, "expert_in", "linear_in"))
     if not probs_in_activation:
-        t.append(SavedTensor("expert_out", ACT_BYTES * h, "expert_in", "moe_misc"))
-    et, emm = _mlp(a, a.moe_ffn_hidden_size, "expert_hidden", "expert_in", "expert_", gemm_in)
+        t.append(SavedTensor("expert_out", ACT_BYTES * w, "expert_in", "moe_misc"))
+    if a.moe_latent_size:
+        t.append(SavedTensor("latent_up_in", gemm_in * a.moe_latent_size, "replicated", "linear_in"))
+    et, emm = _mlp(a, a.moe_ffn_hidden_size, "expert_hidden", "expert_in", "expert_", gemm_in, w)
     t += et
     mm += emm
     return t, mm
@@ -380,4 +384,4 @@ def moe_dispatch_bytes_per_pair(a: ModelArch) -> tuple[float, float]:
     receive buffers exist at once (token_dispatcher.py MoEAlltoAllTokenDispatcher: permute, then
     all_to_all, then sort_chunks_by_idxs), and the combine and the backward move the same bytes
     the other way. They are freed within the layer, so they add to its working set only."""
-    return ACT_BYTES * a.hidden_size, 2.0 * ACT_BYTES * a.hidden_size
+    return ACT_BYTES * a.moe_width, 2.0 * ACT_BYTES * a.moe_width

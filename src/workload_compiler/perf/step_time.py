@@ -138,8 +138,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     def gemm(flops: FloatArray) -> FloatArray:            # one kernel
         return gemm_time_s(flops, peak_flops=peak, e_max=e_max, kernel_overhead_s=t0)
 
-    def mlp(rows: FloatArray, ffn: float, split: FloatArray) -> FloatArray:   # up (+gate) and down
-        return np.asarray(gemm(2 * rows * h * s.up * ffn / split) + gemm(2 * rows * h * ffn / split))
+    def mlp(rows: FloatArray, ffn: float, split: FloatArray, width: float = h) -> FloatArray:   # up (+gate), down
+        return np.asarray(gemm(2 * rows * width * s.up * ffn / split) + gemm(2 * rows * width * ffn / split))
 
     # Forward GEMM time of one layer, one micro-batch, one GPU; a hybrid's layer holds its shares of
     # attention, MLP and Mamba-2 blocks (arch.model attention_share, ...: 1, 1 and 0 in a transformer).
@@ -167,8 +167,10 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
         # the rows, 1/etp of the width. Then the router and the shared experts.
         local = np.maximum(a.moe_experts / ep, 1.0)
         shared_ffn = a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size
-        moe_mlp = a.moe_share * (local * mlp(routed * etp / local, a.moe_ffn_hidden_size, etp)
-                                 + gemm(2 * tok / tp * h * a.moe_experts)
+        # a latent MoE's experts run at the latent width, between its down and up projections
+        latent = 2.0 * gemm(2 * tok / tp * h * a.moe_latent_size) if a.moe_latent_size else 0.0 * tok
+        moe_mlp = a.moe_share * (local * mlp(routed * etp / local, a.moe_ffn_hidden_size, etp, a.moe_width)
+                                 + gemm(2 * tok / tp * h * a.moe_experts) + latent
                                  + a.moe_shared_experts * mlp(tok, shared_ffn, tp))
         if a.is_hybrid:      # every layer of a hybrid is of the MoE kind, with its dense MLP share too
             moe_mlp = moe_mlp + dense_mlp
@@ -195,7 +197,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
              + a.mamba_share * (2 * a.mamba_conv_channels + 3 * a.mamba_inner) / tp)
     dense_el = elems + a.mlp_share * (s.up + 1) * a.ffn_hidden_size / tp
     moe_el = (elems + a.moe_share * a.moe_top_k * setup.moe_load_imbalance / tp
-              * ((s.up + 1) * a.moe_ffn_hidden_size + 4 * h) + (dense_el - elems) * a.is_hybrid)
+              * ((s.up + 1) * a.moe_ffn_hidden_size + 4 * a.moe_width) + (dense_el - elems) * a.is_hybrid)
     # FP8: each GEMM input is cast and transposed for the backward: read 2 B, write 2 x 1 B.
     cast = 4.0 * (blocks * h_act + a.attention_share * s.o_in / tp + a.mlp_share * a.ffn_hidden_size / tp
                   + a.mamba_share * a.mamba_inner / tp) * (bytes_el < 2)
@@ -233,11 +235,11 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     # EP: dispatch + combine, forward and backward (+ forward again under full recompute): an
     # all-to-all of every token copy, or (DeepEP / HybridEP) each token once per remote node.
     if setup.ep_dispatch_dedup and a.is_moe:
-        one_copy = tok / tp * setup.moe_load_imbalance * h * 2.0      # `routed` before the top-k copies
+        one_copy = tok / tp * setup.moe_load_imbalance * a.moe_width * 2.0   # `routed` before the top-k copies
         ep_pass = coll.group_dispatch_dedup_s(one_copy, float(a.moe_top_k), ep, etp, hw,
                                               a.moe_router_groups, a.moe_router_group_top_k)
     else:
-        ep_pass = coll.group_all_to_all_s(routed * h * 2.0, ep, etp, hw)
+        ep_pass = coll.group_all_to_all_s(routed * a.moe_width * 2.0, ep, etp, hw)
     ep_layer = a.moe_share * (4.0 + 2.0 * full) * ep_pass
 
     def layer_terms(mlp_time: FloatArray, elements: FloatArray, is_moe: bool) -> dict[str, FloatArray]:
