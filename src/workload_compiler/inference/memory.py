@@ -6,7 +6,7 @@ Weights per GPU (the most loaded pipeline stage):
     embedding + output head  / tp             vocabulary-parallel; one of each per stage at pp > 1
 KV per token per GPU: MHA/GQA shard KV heads over TP, ceil(kv_heads / tp) / kv_heads of the cache
 (a GPU keeps at least one head: TP beyond kv_heads replicates); MLA's latent is not sharded by
-TP; pp splits the layers. A hybrid's Mamba-2 state (fixed per sequence) is sharded by TP over its
+TP; pp splits the layers. A hybrid's Mamba-2 or Gated DeltaNet state (fixed per sequence) is sharded by TP over its
 heads (arch/kv_cache.py ssm_state_bytes_per_sequence) and shares the cache with the KV: a sequence
 takes its KV blocks and one state (vLLM's hybrid KV-cache manager).
 
@@ -73,7 +73,8 @@ def kv_bytes_per_token_per_gpu(m: ServedModel, lay: ServingLayout) -> FloatArray
 
 
 def ssm_state_bytes_per_gpu(m: ServedModel, lay: ServingLayout) -> FloatArray:
-    """One sequence's Mamba-2 state on one GPU of the most loaded stage (0 for a transformer)."""
+    """One sequence's Mamba-2 (or Gated DeltaNet) state on one GPU of the most loaded stage (0 for a
+    transformer)."""
     if not m.ssm_state_bytes:
         return np.zeros(lay.shape)
     per_tp = ssm_state_bytes_per_sequence(m.arch, SSM_STATE_DTYPE_BYTES[m.ssm_state_dtype], SIXTEEN_BIT_BYTES,

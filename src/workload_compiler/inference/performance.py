@@ -3,7 +3,7 @@
 A continuous-batching step runs the decode tokens of the running sequences and a chunk of prefill
 tokens together (chunked prefill / in-flight batching). Per pipeline stage and GPU:
 
-  GEMMs      for each weight group (attention, dense MLP, Mamba-2 mixers, routed experts, output head) a smooth
+  GEMMs      for each weight group (attention, dense MLP, linear mixers, routed experts, output head) a smooth
              roofline  t = (t_mem^k + t_flop^k)^(1/k)  with
                t_mem  = weight bytes read / (HBM bandwidth * stream * HBM_EFFICIENCY)
                t_flop = 2 * tokens * params / (peak * compute * GEMM_EFFICIENCY * d / (d + GEMM_HALF_DIM))
@@ -19,7 +19,7 @@ tokens together (chunked prefill / in-flight batching). Per pipeline stage and G
              the GPU's KV-read ceiling for the KV dtype) and the attention FLOPs (FlashAttention-
              style, causal; at the measured rate of the engine's fused attention for the KV dtype:
              FP8 FMHA over an FP8 cache, BF16 otherwise, as a share of the BF16 peak).
-             A hybrid's Mamba-2 scans join it: a decode token reads and writes its sequence's
+             A hybrid's Mamba-2 (or Gated DeltaNet) scans join it: a decode token reads and writes its sequence's
              state in every Mamba layer (vLLM selective_state_update), a prompt token costs the
              chunked scan's counted HBM traffic (arch.model ssd_scan_elements); both at the KV-read
              ceiling, their FLOPs (Megatron-LM's 7 d_inner d_state per token and layer) at the
