@@ -16,7 +16,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
-from .model import ATTENTION, GATED_DELTA, MAMBA, MLP_BLOCK, MOE_BLOCK, MlpKind, ModelArch, mamba_default
+from .hf_hybrid import granite_fields, nemotron_h_fields, qwen_next_fields
+from .hf_reader import FIELD, ConfigReader
+from .model import MOE_BLOCK, MlpKind, ModelArch
 
 # Our field -> the config.json key, shared by the Llama-style families.
 _BASE_KEYS: Mapping[str, str] = {
@@ -38,7 +40,7 @@ class _Family:
     text_config: bool = False              # multimodal: the decoder lives under text_config
     shared_experts: int = 0                # fixed by the family (Llama 4: one shared expert)
     sliding: str = "layer_types"           # how windows are declared: see _sliding()
-    hybrid: str = ""                       # a hybrid: "nemotron" (_hybrid), "granite" (_granite), "qwen_next"
+    hybrid: str = ""                       # a hybrid: "nemotron", "granite" or "qwen_next" (arch/hf_hybrid.py)
 
 
 _MOE_MIXTRAL = {"moe_experts": "num_local_experts", "moe_top_k": "num_experts_per_tok",
@@ -73,10 +75,6 @@ _GRANITE_HYBRID = {"mamba_heads": "mamba_n_heads", "mamba_head_dim": "mamba_d_he
                    "mamba_chunk_size": "mamba_chunk_size", "moe_experts": "num_local_experts",
                    "moe_top_k": "num_experts_per_tok", "moe_ffn_hidden_size": "intermediate_size",
                    "moe_shared_ffn_hidden_size": "shared_intermediate_size"}
-# GraniteMoeHybridConfig's defaults, which a config.json may leave out
-_GRANITE_DEFAULTS = {"mamba_heads": 128, "mamba_groups": 1, "mamba_state_dim": 256, "mamba_conv_kernel": 4,
-                     "mamba_chunk_size": 256, "moe_experts": 8, "moe_top_k": 2, "moe_ffn_hidden_size": 11008,
-                     "moe_shared_ffn_hidden_size": 1024}
 # Qwen3-Next and Qwen3.5 (HF Qwen3NextConfig, Qwen3_5TextConfig): every layer is a Gated DeltaNet
 # ("linear_attention") or a gated attention ("full_attention") mixer, then a MoE (Qwen3-MoE's keys) or
 # a dense MLP. The Gated DeltaNet's value heads and size are our mamba_heads and mamba_head_dim, its
@@ -84,10 +82,6 @@ _GRANITE_DEFAULTS = {"mamba_heads": 128, "mamba_groups": 1, "mamba_state_dim": 2
 _QWEN_NEXT = {**_MOE_QWEN, "mamba_heads": "linear_num_value_heads", "mamba_head_dim": "linear_value_head_dim",
               "mamba_groups": "linear_num_key_heads", "mamba_state_dim": "linear_key_head_dim",
               "mamba_conv_kernel": "linear_conv_kernel_dim"}
-GATED_DELTA_CHUNK = 64
-# Nemotron 3's layers_block_type spells the pattern out
-_BLOCK_TYPES: Mapping[str, str] = {"mamba": MAMBA, "attention": ATTENTION, "full_attention": ATTENTION,
-                                   "moe": MOE_BLOCK, "mlp": MLP_BLOCK}
 _GPT2 = {"layers": "n_layer", "hidden_size": "n_embd", "attention_heads": "n_head",
          "ffn_hidden_size": "n_inner"}
 
@@ -122,38 +116,11 @@ _ACTIVATIONS: Mapping[str, MlpKind] = {"relu2": "squared_relu", "relu": "relu", 
 # quantization_config.quant_method -> weights_format name (arch/weight_formats.py).
 _QUANT_METHODS: Mapping[str, str] = {"mxfp4": "mxfp4", "fp8": "fp8", "awq": "int4", "gptq": "int4"}
 
-FIELD = "model.hf_config"
-
-
 def allowed_architectures() -> list[str]:
     return sorted(_FAMILIES)
 
 
-class _Reader:
-    """Typed access to one config dict, with errors that name the key."""
-
-    def __init__(self, cfg: Mapping[str, Any], keys: Mapping[str, str], origin: str, arch: str) -> None:
-        self.cfg, self.keys, self.origin, self.arch = cfg, keys, origin, arch
-
-    def lacks(self, key: str) -> InputError:
-        return InputError(FIELD, self.origin, f"config.json lacks {key!r} (required for {self.arch})")
-
-    def raw(self, key: str) -> Any:
-        return self.cfg.get(key)
-
-    def int_(self, ours: str, default: int | None = None) -> int:
-        key = self.keys.get(ours)
-        value = self.cfg.get(key) if key else None
-        if value is None:
-            if default is None:
-                raise self.lacks(key or ours)
-            return default
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-            raise InputError(FIELD, self.origin, f"config.json key {key!r} must be an integer, got {value!r}")
-        return int(value)
-
-
-def _mlp(family: _Family, r: _Reader) -> MlpKind:
+def _mlp(family: _Family, r: ConfigReader) -> MlpKind:
     if family.mlp is not None:
         return family.mlp
     act = r.raw("hidden_act") or r.raw("mlp_hidden_act")     # NemotronHConfig spells it both ways
@@ -163,7 +130,7 @@ def _mlp(family: _Family, r: _Reader) -> MlpKind:
     return _ACTIVATIONS[act]
 
 
-def _moe_layout(r: _Reader, layers: int) -> tuple[int, int]:
+def _moe_layout(r: ConfigReader, layers: int) -> tuple[int, int]:
     """(leading dense layers, interval). Qwen/Llama 4 step s puts MoE on layers s-1, 2s-1, ..."""
     if "moe_interval_step" in r.keys:
         step = r.int_("moe_interval_step", 1)
@@ -183,7 +150,7 @@ def _moe_layout(r: _Reader, layers: int) -> tuple[int, int]:
     return dense, interval
 
 
-def _sliding(family: _Family, r: _Reader, layers: int) -> tuple[int, int]:
+def _sliding(family: _Family, r: ConfigReader, layers: int) -> tuple[int, int]:
     """(window tokens, layers that use it)."""
     window = r.raw("sliding_window") or 0
     types = r.raw("layer_types")
@@ -239,7 +206,7 @@ def arch_from_hf_dict(cfg: Mapping[str, Any], origin: str = "config.json") -> Mo
         body = cfg.get("text_config") or {}
         if not isinstance(body, dict) or not body:
             raise InputError(FIELD, origin, f"config.json lacks 'text_config' (required for {arch_name})")
-    r = _Reader(body, {**_BASE_KEYS, **family.keys}, origin, arch_name)
+    r = ConfigReader(body, {**_BASE_KEYS, **family.keys}, origin, arch_name)
     layers, hidden, heads = r.int_("layers"), r.int_("hidden_size"), r.int_("attention_heads")
     vocab = r.int_("vocab_size")
     head_dim = r.int_("head_dim", 0) or _head_dim(hidden, heads, r)
@@ -272,11 +239,11 @@ def arch_from_hf_dict(cfg: Mapping[str, Any], origin: str = "config.json") -> Mo
         values["mtp_layers"] = r.int_("mtp_layers", 0)
         values["head_dim"] = values["mla_v_head_dim"]
     if family.hybrid == "granite":
-        values.update(_granite(r, hidden, layers))
+        values.update(granite_fields(r, hidden, layers))
     elif family.hybrid == "qwen_next":
-        values.update(_qwen_next(r, layers, values))
+        values.update(qwen_next_fields(r, layers, values))
     elif family.hybrid:
-        values.update(_hybrid(r))
+        values.update(nemotron_h_fields(r))
     if family.hybrid and MOE_BLOCK not in values["hybrid_pattern"]:   # a config class default, not a block
         values = {k: v for k, v in values.items() if not k.startswith("moe_")}
     values["sliding_window"], values["sliding_window_layers"] = _sliding(family, r, layers)
@@ -288,98 +255,7 @@ def arch_from_hf_dict(cfg: Mapping[str, Any], origin: str = "config.json") -> Mo
         raise InputError(FIELD, origin, f"config.json values are out of range ({problems})") from None
 
 
-def _hybrid(r: _Reader) -> dict[str, Any]:
-    """Nemotron-H and Nemotron 3: the layer pattern and the Mamba-2 mixer's shape (HF NemotronHConfig);
-    the head size where it is written as attention_head_dim (Nemotron-H) rather than head_dim."""
-    pattern = r.raw("hybrid_override_pattern")
-    kinds = r.raw("layers_block_type")
-    if not pattern and isinstance(kinds, list) and kinds:
-        if not all(isinstance(k, str) and k in _BLOCK_TYPES for k in kinds):
-            raise InputError(FIELD, r.origin, f"layers_block_type entries among {', '.join(sorted(_BLOCK_TYPES))}")
-        pattern = "".join(_BLOCK_TYPES[k] for k in kinds)
-    if not isinstance(pattern, str) or not pattern:
-        raise r.lacks("hybrid_override_pattern")
-    # Nemotron 3 Super's MTP module: one attention and one FFN block (mtp_hybrid_override_pattern "*E"),
-    # which is the MTP module the counts and models know (DeepSeek-V3's: an attention and an MoE)
-    mtp = r.int_("mtp_layers", 0)
-    mtp_pattern = r.raw("mtp_hybrid_override_pattern")
-    if mtp and mtp_pattern not in (None, ATTENTION + MOE_BLOCK, ATTENTION + MLP_BLOCK):
-        raise InputError(FIELD, r.origin, f"mtp_hybrid_override_pattern '*E' or '*-', not {mtp_pattern!r} "
-                         "(missing feature: other multi-token-prediction modules)")
-    shape = ("mamba_head_dim", "mamba_state_dim", "mamba_groups", "mamba_conv_kernel", "mamba_chunk_size")
-    out = {"hybrid_pattern": pattern, "mamba_heads": r.int_("mamba_heads"), "mtp_layers": mtp,
-           "moe_latent_size": r.int_("moe_latent_size", 0),
-           **{ours: r.int_(ours, mamba_default(ours)) for ours in shape}}
-    head = r.raw("attention_head_dim")
-    if isinstance(head, int) and not isinstance(head, bool) and head > 0:
-        out["head_dim"] = head
-    return out
-
-
-def _granite(r: _Reader, hidden: int, layers: int) -> dict[str, Any]:
-    """Granite 4.0-H: each of the config's layers becomes two blocks, its mixer ('M' or '*' by
-    layer_types, all Mamba when absent, as HF's layers_block_type) and its FFN ('E', or '-' without
-    experts); the Mamba head size is expand x hidden / heads where written "auto"."""
-    kinds = r.raw("layer_types") or r.raw("layers_block_type") or ["mamba"] * layers
-    mixers = {"mamba": MAMBA, "attention": ATTENTION}
-    if not isinstance(kinds, list) or len(kinds) != layers or not all(k in mixers for k in kinds):
-        raise InputError(FIELD, r.origin, f"layer_types: {layers} entries (num_hidden_layers), each 'mamba' or "
-                         "'attention'")
-    experts = r.int_("moe_experts", _GRANITE_DEFAULTS["moe_experts"])
-    ffn = MOE_BLOCK if experts > 0 else MLP_BLOCK
-    pattern = "".join(mixers[k] + ffn for k in kinds)
-    heads = r.int_("mamba_heads", _GRANITE_DEFAULTS["mamba_heads"])
-    head = r.raw("mamba_d_head")
-    if head in (None, "auto"):
-        expand = r.raw("mamba_expand") or 2
-        if not isinstance(expand, int) or (expand * hidden) % heads:
-            raise InputError(FIELD, r.origin, "mamba_n_heads dividing mamba_expand x hidden_size (mamba_d_head 'auto')")
-        head = expand * hidden // heads
-    out: dict[str, Any] = {
-        "layers": len(pattern), "hybrid_pattern": pattern, "mamba_heads": heads, "mamba_head_dim": head,
-        **{ours: r.int_(ours, _GRANITE_DEFAULTS[ours])
-           for ours in ("mamba_state_dim", "mamba_groups", "mamba_conv_kernel", "mamba_chunk_size")}}
-    shared = r.int_("moe_shared_ffn_hidden_size", _GRANITE_DEFAULTS["moe_shared_ffn_hidden_size"])
-    if experts > 0:
-        out.update(moe_experts=experts, moe_dense_layers=0, moe_layer_interval=1, moe_shared_experts=1,
-                   moe_shared_ffn_hidden_size=shared,
-                   **{ours: r.int_(ours, _GRANITE_DEFAULTS[ours]) for ours in ("moe_top_k", "moe_ffn_hidden_size")})
-    else:
-        out["ffn_hidden_size"] = shared     # the shared MLP is the layer's only FFN
-    return out
-
-
-def _qwen_next(r: _Reader, layers: int, values: dict[str, Any]) -> dict[str, Any]:
-    """Qwen3-Next / Qwen3.5: each config layer becomes its mixer (G for linear_attention, * for
-    full_attention; from full_attention_interval where layer_types is absent) and its FFN (E on the
-    MoE layers of decoder_sparse_step / mlp_only_layers, - elsewhere); q_proj carries the output gate
-    (Qwen3-Next always, Qwen3.5 by attn_output_gate). MTP modules (mtp_num_hidden_layers) are left out,
-    as HF's checkpoint counts leave them."""
-    kinds = r.raw("layer_types")
-    if kinds is None:
-        interval = r.int_("full_attention_interval", 4) if "full_attention_interval" in r.cfg else 4
-        kinds = ["full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(layers)]
-    mixers = {"linear_attention": GATED_DELTA, "full_attention": ATTENTION}
-    if not isinstance(kinds, list) or len(kinds) != layers or not all(k in mixers for k in kinds):
-        raise InputError(FIELD, r.origin, f"layer_types: {layers} entries (num_hidden_layers), each "
-                         "'linear_attention' or 'full_attention'")
-    moe = bool(values.get("moe_experts"))
-    dense_only = set(r.raw("mlp_only_layers") or [])
-    step = r.int_("moe_interval_step", 1) if "decoder_sparse_step" in r.cfg else 1
-    ffn = [MOE_BLOCK if moe and i not in dense_only and (i + 1) % step == 0 else MLP_BLOCK for i in range(layers)]
-    pattern = "".join(mixers[k] + f for k, f in zip(kinds, ffn, strict=True))
-    gate = r.raw("attn_output_gate")
-    out: dict[str, Any] = {
-        "layers": len(pattern), "hybrid_pattern": pattern, "mamba_chunk_size": GATED_DELTA_CHUNK,
-        "attention_output_gate": True if gate is None else bool(gate),
-        **{ours: r.int_(ours) for ours in ("mamba_heads", "mamba_head_dim", "mamba_groups", "mamba_state_dim")},
-        "mamba_conv_kernel": r.int_("mamba_conv_kernel", 4)}
-    if moe:
-        out.update(moe_dense_layers=0, moe_layer_interval=1)
-    return out
-
-
-def _head_dim(hidden: int, heads: int, r: _Reader) -> int:
+def _head_dim(hidden: int, heads: int, r: ConfigReader) -> int:
     if hidden % heads:
         raise InputError(FIELD, r.origin, f"config.json lacks 'head_dim' and hidden_size {hidden} "
                          f"is not divisible by num_attention_heads {heads}")

@@ -269,7 +269,9 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
         moe_t["compute"] = moe_t["compute"] + a.moe_share * (2.0 + full) * k.moe_dropless_sync_s
     head_t = {"compute": (3.0 - frozen) * head,
               "memory_bound": memory_bound_s(loss_bytes, hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)}
-    mtp_t = {n: moe_t[n] + head_t.get(n, 0.0) for n in MB_TERMS}     # an MTP module: a layer and a head
+    # an MTP module: a layer and a head. A hybrid's (an attention and an MoE block: Nemotron 3 Super) is
+    # charged one average layer of its pattern, about half its blocks: ~1% of such a model's step.
+    mtp_t = {n: moe_t[n] + head_t.get(n, 0.0) for n in MB_TERMS}
 
     # Each representative rank (perf/stages.py): its decoder layers by kind, the head and loss on
     # the last (the first when pp = 1), the MTP modules where they sit.
