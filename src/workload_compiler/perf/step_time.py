@@ -30,18 +30,17 @@ from ..arch.counts import (
     attention_flops_per_token,
     layer_shapes,
     mla_up_projections,
-    param_counts,
     ssm_scan_flops_per_token,
     training_flops_per_token,
 )
 from ..arch.lora import adapter_traffic_elements, lora_adapter_params
 from ..arch.model import ModelArch
-from ..catalog.kernel_ceilings import fraction
-from ..errors import InputError
 from . import collectives as coll
 from . import offload
+from .data_parallel import data_parallel_s, exposed_s
 from .efficiency import gemm_time_s, memory_bound_s
 from .fitted import FITTED, TrainingConstants
+from .gemm_precision import fp4_share, gemm_precision
 from .layout import PEAK_CLASS, FloatArray, Hardware, Layout, TrainingSetup
 from .memory import training_memory_detail
 from .stages import resolve_stages
@@ -50,7 +49,6 @@ STEP_TERMS = ("compute", "memory_bound", "tp_comm", "cp_comm_exposed", "ep_comm"
               "pp_bubble", "pp_p2p", "dp_comm_exposed", "optimizer", "offload_exposed")
 MB_TERMS = STEP_TERMS[:5]        # the terms of one micro-batch on one stage
 
-ADAM_BYTES_PER_PARAM = 30.0  # read fp32 p, g, m, v (16) + write p, m, v (12) + write bf16 p (2)
 # FlashAttention-1-era kernels (flash-attn 1.x, its Triton port) run at about half the speed of
 # FlashAttention-2: "FlashAttention-2 ... around 2x faster than FlashAttention" (Dao 2023,
 # arXiv:2307.08691, abstract; 1.7-3.0x in its benchmarks, 1.3-2.5x over the Triton version).
@@ -81,38 +79,6 @@ def op_sac_recompute_fraction(a: ModelArch) -> float:
     ffn = float(a.ffn_hidden_size or a.moe_ffn_hidden_size)
     widths = [q, kv, kv, s.o_in, *([ffn] * (3 if a.gated else 2))]  # matmul FLOPs are h x width
     return float(sum(w for i, w in enumerate(widths) if i % 2 == 1) / sum(widths))
-
-
-def fp4_share(hw: Hardware, setup: TrainingSetup) -> float:
-    """NVFP4 GEMMs reach a smaller share of their peak than FP8 ones on the same GPU: the ratio of the
-    measured kernel ceilings (catalog/data/kernel_ceilings.yaml, e.g. GB200 0.381 / 0.500). No
-    published NVFP4 training run is in the calibration set, so the fitted efficiency of FP8 and
-    BF16 GEMMs (1.0 here) is carried to FP4 by that measured ratio rather than assumed equal.
-    Measured on the serving kernels; applying the same ceilings to BF16 and FP8 training GEMMs made
-    the fit worse (in sample 9.6% vs 7.6%), so only the FP4/FP8 ratio is used. Taking only the gap
-    between GPUs (each GPU's ceiling over the median GPU's at that precision, one gemm_e_max refit
-    over it; 2026-12-02) moved in sample 7.08 -> 7.04% but leave-one-family-out 7.62 -> 7.76% and
-    Blackwell dense FP8 10.2 -> 10.9%, so it is not used either."""
-    if PEAK_CLASS.get(setup.precision) != "fp4":
-        return 1.0
-    fp4, _ = fraction(hw.accelerator_id, "gemm_compute", "fp4")
-    fp8, _ = fraction(hw.accelerator_id, "gemm_compute", "fp8")
-    return fp4 / fp8
-
-
-def gemm_precision(setup: TrainingSetup, hw: Hardware) -> tuple[float, float]:
-    """(dense peak FLOP/s, bytes per element) of the GEMMs at the training precision."""
-    p = setup.precision
-    cls = PEAK_CLASS.get(p)
-    if cls is None:
-        raise InputError("precision", p, f"one of {', '.join(PEAK_CLASS)}")
-    if cls == "bf16":
-        return hw.peak_flops_bf16, 2.0
-    peak = hw.peak_flops_fp4 if cls == "fp4" else hw.peak_flops_fp8
-    if peak is None:
-        raise InputError("precision", p, f"{hw.accelerator_id} publishes no dense {p.upper()} peak "
-                         f"(no {p.upper()} tensor cores in the catalog); use bf16")
-    return peak, 0.5 if p == "nvfp4" else 1.0
 
 
 def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Hardware,
@@ -224,7 +190,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     bw, lat = coll.link_bw_latency(tp * cp, hw)
     kv = tok * s.kv_dim / np.minimum(tp, s.kv_split) * 2.0
     hop = a.attention_share * (cp - 1.0) * coll.p2p_s(kv, bw, lat) * (cp > 1)
-    cp_layer = (1.0 + full) * _exposed(hop, core, k) + _exposed(2 * hop, 2.5 * core, k)
+    cp_layer = (1.0 + full) * exposed_s(hop, core, k) + exposed_s(2 * hop, 2.5 * core, k)
     if a.mamba_layers:
         # Mamba-2 under cp (Megatron-Core ssm/mamba_context_parallel.py): all-to-alls from sequence to
         # head sharding before the conv and scan (z, x, B, C, dt) and back after (y), forward and
@@ -250,7 +216,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
                                                                else a.mlp_share * a.ffn_hidden_size) / tp)
         moved = k.elementwise_mult * tok * (2.0 * elements + cast + again)
         gemms = passes * (attn + mamba + mlp_time) + up_proj
-        tp_layer = _exposed(tp_comm, gemms, k) if setup.tp_comm_overlap else tp_comm
+        tp_layer = exposed_s(tp_comm, gemms, k) if setup.tp_comm_overlap else tp_comm
         compute = gemms + core_passes * core
         bound = memory_bound_s(bw_passes * moved + scores + core_passes * ssd_bytes + 3.0 * lora_bytes,
                                hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)
@@ -258,7 +224,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
         # forward step is hidden by the attention/mlp computation in the backward step, and vice
         # versa"): an all-to-all of one micro-batch has every kernel of the other's layer as its
         # window (attention core and memory-bound kernels too), not only its GEMMs.
-        ep_exposed = _exposed(ep_layer, compute + bound, k) if setup.ep_comm_overlap else ep_layer
+        ep_exposed = exposed_s(ep_layer, compute + bound, k) if setup.ep_comm_overlap else ep_layer
         return {"compute": compute, "memory_bound": bound,
                 "tp_comm": tp_layer, "cp_comm_exposed": cp_layer,
                 "ep_comm": ep_exposed if is_moe else 0.0 * tok}
@@ -300,7 +266,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     lowp = PEAK_CLASS.get(setup.precision, "bf16") != "bf16"
     gather_bytes = setup.framework.param_gather_bytes if lowp else max(2.0, setup.framework.param_gather_bytes)
     adapters = lora_adapter_params(a, setup.lora)
-    dp_exposed, optimizer = _data_parallel(a, layout, hw, slowest, micro, full, k, setup.grad_reduce_bytes,
+    dp_exposed, optimizer = data_parallel_s(a, layout, hw, slowest, micro, full, k, setup.grad_reduce_bytes,
                                            gather_bytes, adapters)
     terms = {t: micro * sum(sel[r] * rank_terms[r][t] for r in range(3)) for t in MB_TERMS}
     terms |= {"pp_bubble": bubble, "pp_p2p": p2p, "dp_comm_exposed": dp_exposed, "optimizer": optimizer,
@@ -327,58 +293,3 @@ def _offload_exposed(a: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     n = np.maximum(d["layers_first"], 1.0)
     forward_per_layer = layers_compute_s / (3.0 * n)
     return offload.exposed_s(d["activations_stored_first"] / n, forward_per_layer, layout.offload, micro, hw)
-
-
-def _exposed(comm_s: FloatArray, window_s: FloatArray, k: TrainingConstants) -> FloatArray:
-    """Communication left on the critical path when it runs beside `window_s` of compute: what
-    does not fit in the window, plus the contention share of what does (NCCL kernels take SMs and
-    HBM bandwidth from the compute they overlap)."""
-    hidden = np.minimum(comm_s, window_s)
-    return np.asarray(comm_s - hidden + k.overlap_contention * hidden)
-
-
-def _data_parallel(a: ModelArch, layout: Layout, hw: Hardware, t_mb: FloatArray, micro: FloatArray,
-                   full: FloatArray, k: TrainingConstants, grad_bytes: float,
-                   gather_bytes: float, adapters: float | None = None) -> tuple[FloatArray, FloatArray]:
-    """(exposed gradient/parameter communication, optimizer step) per step.
-
-    ZeRO 0: all-reduce of the gradients behind the last micro-batch's backward. ZeRO 1/2
-    (distributed optimizer): reduce-scatter of the gradients behind the last backward, all-gather
-    of the parameters behind the next first forward (Megatron --overlap-grad-reduce /
-    --overlap-param-gather). ZeRO 3 / FSDP: every micro-batch gathers the parameters for the
-    forward and again for the backward and reduce-scatters the gradients, each behind that pass.
-    Dense weights sync over dp*cp ranks tp apart, experts over the expert-data-parallel group.
-    With LoRA (`adapters` trained parameters) only the adapters' gradients are reduced and updated,
-    and the frozen weights are gathered only where ZeRO-3 shards them.
-    """
-    c = param_counts(a)
-    f64 = np.float64
-    tp, pp, dp, cp = (np.asarray(x, dtype=f64) for x in (layout.tp, layout.pp, layout.dp, layout.cp))
-    ep_etp = np.asarray(layout.ep * layout.etp, dtype=f64)
-    body = c.non_expert_params - c.embedding - c.output_head
-    dense = (body / pp + max(c.embedding, c.output_head)) / tp   # the stage holding an embedding
-    expert = c.expert_params / pp / ep_etp
-    n_dense, n_exp = dp * cp, dp * cp * tp / ep_etp
-
-    trained = 1.0 if adapters is None else adapters / c.total
-
-    def sync(bytes_per_param: float, share: float | FloatArray = 1.0) -> FloatArray:
-        """Reduce-scatter (or all-gather: the same cost) of `share` of the stage's parameters."""
-        rs = coll.group_reduce_scatter_s
-        return np.asarray(rs(dense * share * bytes_per_param, n_dense, tp, hw)
-                          + rs(expert * share * bytes_per_param, n_exp, ep_etp, hw))
-
-    grads = sync(grad_bytes, trained)
-    params = sync(gather_bytes, np.where(layout.zero >= 3, 1.0, trained))
-    w_fwd = t_mb / (3.0 + full)
-    w_bwd = t_mb - w_fwd
-    zero = layout.zero
-    exposed = np.where(
-        zero >= 3, micro * (_exposed(params, w_fwd, k) + _exposed(params + grads, w_bwd, k)),
-        np.where(zero >= 1, _exposed(grads, w_bwd, k) + _exposed(params, w_fwd, k),
-                 _exposed(2.0 * grads, w_bwd, k)))          # all-reduce = reduce-scatter + all-gather
-    shard_dense = np.where(zero >= 1, n_dense, 1.0)
-    shard_exp = np.where(zero >= 1, n_exp, 1.0)
-    optimizer = memory_bound_s(ADAM_BYTES_PER_PARAM * trained * (dense / shard_dense + expert / shard_exp),
-                               hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)
-    return np.asarray(exposed), np.asarray(optimizer)

@@ -15,10 +15,11 @@ from ..arch.lora import lora_adapter_params
 from ..arch.model import ModelArch
 from ..intake.common import ParallelismIntake
 from ..intake.limits import MAX_GPUS
+from ..perf.gemm_precision import gemm_precision
 from ..perf.layout import Hardware, TrainingSetup
 from ..perf.memory import training_memory_bytes
 from ..perf.objective import gpus_for_deadline, min_gpus_for_flops, time_to_train_s, total_training_flops
-from ..perf.step_time import gemm_precision, training_step
+from ..perf.step_time import training_step
 from .capacity import HoldBound, fewest_gpus_to_hold
 from .result import PlanResult, PublishedMfu
 from .search import MemoryFn, Progress, StepFn, search

@@ -20,8 +20,8 @@ from ..catalog.loader import Catalog
 from ..errors import Infeasible, InputError
 from ..intake.common import ComputeIntake, ParallelismIntake
 from ..intake.training import TrainingWorkload
+from ..perf.gemm_precision import gemm_precision
 from ..perf.layout import PEAK_CLASS, Hardware, TrainingSetup
-from ..perf.step_time import gemm_precision
 from ..planner.published import best_published_mfu
 from ..planner.result import PlanResult, RankedLayout
 from ..planner.tight_memory import search_at_count
