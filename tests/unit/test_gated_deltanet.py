@@ -105,3 +105,11 @@ def test_qwen3_next_trains_and_serves() -> None:
                               "compute": {"accelerator": "h100-sxm", "gpus": 128}})
     assert train.feasible and 0.05 < train.compute.mfu < 0.6
     assert "hybrid" in train.uncertainty["compute.step_time_s"].basis        # unchecked: no run validated
+
+
+def test_serving_tp_divides_the_gated_deltanet_key_and_value_heads() -> None:
+    intake = {"kind": "inference", "model": {"preset": "qwen3-next-80b-a3b"},
+              "serving": {"input_tokens": 1000, "output_tokens": 200},
+              "compute": {"accelerator": "gb200", "parallelism": {"tp": 32}}}
+    with pytest.raises(InputError, match="divisor of 16"):      # 16 key heads, 32 value heads
+        compile_workload(intake)

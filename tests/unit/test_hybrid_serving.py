@@ -92,7 +92,7 @@ def test_tensor_parallelism_must_divide_the_mamba_heads() -> None:
     intake = {"kind": "inference", "model": {"preset": "nemotron-3-nano-30b-a3b"},
               "serving": {"input_tokens": 1000, "output_tokens": 200},
               "compute": {"accelerator": "h100-sxm", "parallelism": {"tp": 3}}}
-    with pytest.raises(InputError, match="Mamba heads"):
+    with pytest.raises(InputError, match="linear-mixer heads"):
         compile_workload(intake)
 
 

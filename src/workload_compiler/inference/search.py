@@ -137,15 +137,18 @@ def _rank(c: Candidate, pinned: bool) -> tuple[float, float, float]:
 
 def layouts(m: ServedModel, dev: Device, req: Requirement) -> ServingLayout:
     """Candidate (tp, pp, ep): pins respected, TP inside the scale-up domain, replica <= GPU cap; a
-    hybrid's TP divides its Mamba heads (vLLM's mamba_mixer2 shards them with divide())."""
+    hybrid's TP divides its Mamba heads (vLLM's mamba_mixer2 shards them with divide()), or a Gated
+    DeltaNet's key and value heads."""
     domain = max(dev.hw.scale_up_domain_gpus, 1)
     cap = req.gpu_cap
     tps = [req.tp] if req.tp else [t for t in TP_CHOICES if t <= domain]
     if m.arch.mamba_layers:
-        if req.tp and m.arch.mamba_heads % req.tp:
+        # Gated DeltaNet shards its key heads too; Mamba-2 replicates the groups TP does not divide
+        heads = math.gcd(m.arch.mamba_heads, m.arch.mamba_groups) if m.arch.gated_delta else m.arch.mamba_heads
+        if req.tp and heads % req.tp:
             raise InputError("compute.parallelism.tp", req.tp,
-                             f"a divisor of the model's {m.arch.mamba_heads} Mamba heads (vLLM shards them by TP)")
-        tps = [t for t in tps if m.arch.mamba_heads % t == 0]
+                             f"a divisor of {heads}, the model's linear-mixer heads (vLLM shards them by TP)")
+        tps = [t for t in tps if heads % t == 0]
     pps = [req.pp] if req.pp else list(PP_CHOICES)
     rows = []
     for tp in tps:
