@@ -98,12 +98,15 @@ def test_ladder_is_whole_nodes_of_2a_or_3x2a_close_together(node: int, start: in
 
 
 @given(node=st.sampled_from([1, 8]), start=st.integers(1, 300), exponent=st.floats(0.6, 1.0),
-       rate=st.floats(1.0, 1e4), deadline=st.floats(10.0, 1e7), holes=st.sets(st.integers(0, 30), max_size=8))
+       rate=st.floats(1.0, 1e4), deadline=st.floats(10.0, 1e7), holes=st.sets(st.integers(0, 30), max_size=8),
+       estimate=st.one_of(st.just(0.0), st.floats(1.0, 1e6)))
 @settings(max_examples=80, deadline=None)
 def test_deadline_search_returns_the_smallest_ladder_count(
-        node: int, start: int, exponent: float, rate: float, deadline: float, holes: set[int]) -> None:
+        node: int, start: int, exponent: float, rate: float, deadline: float, holes: set[int],
+        estimate: float) -> None:
     """A throughput that grows with the GPU count (sub-linearly) and has holes (counts with no layout):
-    the search must return exactly what a scan of the whole ladder returns, in few probes."""
+    the search must return exactly what a scan of the whole ladder returns, in few probes, whatever
+    the caller's first guess (estimate_gpus, too low or too high)."""
     cap = 100_000
     ladder = gpu_ladder(node, start, cap)
     hole_counts = {ladder[i] for i in holes if i < len(ladder)}
@@ -113,7 +116,8 @@ def test_deadline_search_returns_the_smallest_ladder_count(
         return 0.0 if n in hole_counts else rate * n**exponent
 
     expected = next((n for n in ladder if time_to_train_s(tokens, tps(n)) <= deadline), None)
-    found = gpus_for_deadline(tokens, deadline, tps, node_gpus=node, start_gpus=start, max_gpus=cap)
+    found = gpus_for_deadline(tokens, deadline, tps, node_gpus=node, start_gpus=start, max_gpus=cap,
+                              estimate_gpus=estimate)
     assert found.gpus == expected
     if expected is not None:
         assert found.time_to_train_s <= deadline
@@ -121,10 +125,11 @@ def test_deadline_search_returns_the_smallest_ladder_count(
 
 
 @given(node=st.sampled_from([1, 8]), start=st.integers(1, 300), exponent=st.floats(0.6, 1.2),
-       penalty=st.floats(0.4, 1.0), deadline=st.floats(10.0, 1e7))
+       penalty=st.floats(0.4, 1.0), deadline=st.floats(10.0, 1e7),
+       estimate=st.one_of(st.just(0.0), st.floats(1.0, 1e6)))
 @settings(max_examples=80, deadline=None)
 def test_deadline_search_is_exact_when_3x2a_counts_factor_worse(
-        node: int, start: int, exponent: float, penalty: float, deadline: float) -> None:
+        node: int, start: int, exponent: float, penalty: float, deadline: float, estimate: float) -> None:
     """3 x 2^a nodes slower than the 2^a nodes below them (time not monotone along the ladder, as
     with real layouts: 96 GPUs can train slower than 64): still exactly what a scan returns."""
     cap = 100_000
@@ -135,7 +140,8 @@ def test_deadline_search_is_exact_when_3x2a_counts_factor_worse(
         return 1e3 * n**exponent * (1.0 if k & (k - 1) == 0 else penalty)
 
     expected = next((n for n in ladder if time_to_train_s(1e9, tps(n)) <= deadline), None)
-    found = gpus_for_deadline(1e9, deadline, tps, node_gpus=node, start_gpus=start, max_gpus=cap)
+    found = gpus_for_deadline(1e9, deadline, tps, node_gpus=node, start_gpus=start, max_gpus=cap,
+                              estimate_gpus=estimate)
     assert found.gpus == expected
 
 

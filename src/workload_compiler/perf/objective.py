@@ -90,7 +90,7 @@ class DeadlineSearch:
 
 def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Callable[[int], float],
                       *, node_gpus: int, start_gpus: int, max_gpus: int,
-                      known: dict[int, float] | None = None) -> DeadlineSearch:
+                      known: dict[int, float] | None = None, estimate_gpus: float = 0.0) -> DeadlineSearch:
     """Smallest GPU count on `gpu_ladder` whose best layout trains `tokens` within `deadline_s`.
 
     `best_tokens_per_s(n)` is the throughput of the best layout on n GPUs, 0 when no layout
@@ -102,6 +102,9 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
     `_smallest_meeting`.
     `known`: times to train already found at some counts (an earlier pass at a longer deadline);
     each walk starts from the largest count known to miss, since the rungs below it miss too.
+    `estimate_gpus`: a count the caller expects to meet the deadline (the FLOP bound at the best
+    published MFU): a first probe, never a bound; the rungs below it are still walked by the
+    bisection when it hits.
     """
     if not deadline_s > 0:
         raise InputError("target.time_to_train", deadline_s, "a positive duration")
@@ -127,7 +130,8 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
         # linear scaling: the walk's first probe, never below it (the bisection still covers the
         # rungs it skips, so an estimate that overshoots costs probes, not the answer).
         seen = {**known, **probes}
-        named = max((n * t / deadline_s for n, t in seen.items() if deadline_s < t < math.inf), default=0.0)
+        named = max((n * t / deadline_s for n, t in seen.items() if deadline_s < t < math.inf),
+                    default=estimate_gpus)
         return start, max(start, bisect.bisect_left(rungs, named))
 
     def walk(rungs: list[int], probe: tuple[int, int] | None = None) -> int | None:

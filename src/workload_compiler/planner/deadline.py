@@ -81,8 +81,12 @@ def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, to
         return r.best.tokens_per_s if r.best else 0.0
 
     known = {n: time_to_train_s(tokens, r.best.tokens_per_s) for n, r in (searched or {}).items() if r.best}
+    # the first probe: the FLOP bound at the best published MFU for this GPU and precision, where one is
+    # known (a guess that saves the probes below it when it is close; the walk stays exact either way)
+    estimate = flops_bound / published_mfu.mfu if published_mfu is not None and published_mfu.mfu > 0 else 0.0
     found = gpus_for_deadline(tokens, deadline_s, best_tokens_per_s, node_gpus=hw.gpus_per_node,
-                              start_gpus=_start_gpus(flops_bound, hold), max_gpus=cap, known=known)
+                              start_gpus=_start_gpus(flops_bound, hold), max_gpus=cap, known=known,
+                              estimate_gpus=estimate)
     return DeadlinePlan(gpus=found.gpus, plan=searches.get(found.gpus) if found.gpus else None,
                         best_time_s=found.time_to_train_s, probes=found.probes,
                         flops_bound_gpus=flops_bound, hold=hold, total_flops=flops,
