@@ -8,8 +8,9 @@ RoPE key, which is what vLLM, SGLang and TensorRT-LLM store:
 A sliding-window layer keeps at most `sliding_window` tokens; a full-attention layer keeps all.
 Sharding (for callers): tensor parallelism splits GQA caches by KV head (min(tp, kv_heads) ways),
 while the MLA latent is shared by all heads and is replicated on every TP rank.
-A hybrid (arch.model hybrid_pattern) caches KV in its attention layers only; each Mamba-2 layer
-keeps a fixed state per sequence instead, whatever its length (`ssm_state_bytes_per_sequence`).
+A hybrid (arch.model hybrid_pattern) caches KV in its attention layers only; each Mamba-2 or Gated
+DeltaNet layer keeps a fixed state per sequence instead, whatever its length
+(`ssm_state_bytes_per_sequence`).
 """
 
 from __future__ import annotations
@@ -69,8 +70,10 @@ def ssm_state_bytes_per_sequence(arch: ModelArch, state_bytes: float, conv_bytes
         conv state      (d_inner + 2 G' N) / tp x (conv_kernel - 1)   at the model dtype (`conv_bytes`)
         temporal state  heads / tp x head_dim x N                     at `state_bytes`
     with G' the groups where tp divides them, else tp (vLLM's extra_groups_for_head_shards: groups
-    are replicated so that each rank holds those its heads read). Fixed per sequence; decoding
-    reads and writes it once per token and layer."""
+    are replicated so that each rank holds those its heads read). A Gated DeltaNet layer (vLLM's
+    gated_delta_net_state_shape) keeps conv (2 key channels + value channels) / tp x (k - 1) and
+    value heads / tp x value dim x key dim: the same with groups = key heads, never replicated.
+    Fixed per sequence; decoding reads and writes it once per token and layer."""
     t = np.asarray(tp, dtype=np.float64)
     if not arch.mamba_layers:
         return np.zeros_like(t)

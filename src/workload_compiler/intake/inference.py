@@ -5,7 +5,7 @@
     serving:
       weights: fp8                # bf16 | fp16 | fp8 | int8 | int4 | nvfp4 | mxfp4
       kv_cache_dtype: fp8         # bf16 | fp16 | fp8 | int8
-      ssm_state_dtype: fp32       # hybrids (Nemotron-H): bf16 | fp16 | fp32
+      ssm_state_dtype: fp32       # hybrids (Nemotron-H, Qwen3-Next): bf16 | fp16 | fp32
       context_window: 8192
       input_tokens: 2048          # or {mean: 2048, p90: 4096} or a list of samples
       output_tokens: 512
@@ -109,7 +109,8 @@ class ServingIntake(Strict):
     kv_cache_dtype: KvDtype | None = None
     ssm_state_dtype: SsmStateDtype | None = Field(
         default=None,
-        description="a hybrid's Mamba-2 state (vLLM --mamba-ssm-cache-dtype); unset: the model's 16-bit dtype")
+        description="a hybrid's Mamba-2 or Gated DeltaNet state (vLLM --mamba-ssm-cache-dtype); unset: the "
+        "model's 16-bit dtype")
     context_window: Count | None = limited(None, ge=1, le=L.MAX_SEQ, why=L.SEQ,
                                            description="max tokens per request (ISL + OSL)")
     input_tokens: TokenCount | LengthDistribution | None = limited(

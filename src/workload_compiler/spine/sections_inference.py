@@ -61,9 +61,9 @@ class InferenceObjective(Open):
     tpot_target_s: float | None = quantity("s", "time-per-output-token target", default=None, headline=True)
     weights: str | None = info("weight format", default=None)
     kv_cache_dtype: str | None = info("KV cache format", default=None)
-    ssm_state_dtype: str | None = info("a hybrid's Mamba-2 state format", default=None)
-    ssm_state_bytes_per_sequence: float | None = quantity("B", "a hybrid's Mamba-2 state per sequence, whole model "
-                                                          "(fixed, whatever the length)", default=None)
+    ssm_state_dtype: str | None = info("a hybrid's linear-mixer (Mamba-2, Gated DeltaNet) state format", default=None)
+    ssm_state_bytes_per_sequence: float | None = quantity("B", "a hybrid's linear-mixer state per sequence, whole "
+                                                          "model (fixed, whatever the length)", default=None)
     weight_bytes: float | None = quantity("B", "weights in memory", default=None)
 
 
@@ -138,9 +138,9 @@ class InferenceLayer(Open):
     engine: str | None = info("serving engine", default=None, headline=True)
     weights: str | None = info("weight format", default=None)
     kv_cache_dtype: str | None = info("KV cache format", default=None)
-    ssm_state_dtype: str | None = info("a hybrid's Mamba-2 state format", default=None)
-    ssm_state_bytes_per_sequence: float | None = quantity("B", "a hybrid's Mamba-2 state per sequence, whole model "
-                                                          "(fixed, whatever the length)", default=None)
+    ssm_state_dtype: str | None = info("a hybrid's linear-mixer (Mamba-2, Gated DeltaNet) state format", default=None)
+    ssm_state_bytes_per_sequence: float | None = quantity("B", "a hybrid's linear-mixer state per sequence, whole "
+                                                          "model (fixed, whatever the length)", default=None)
     replicas: int | None = quantity("count", "replicas, spares included", default=None, headline=True)
     active_replicas: int | None = quantity("count", "replicas serving the load", default=None)
     spare_replicas: int | None = quantity("count", "spare replicas (N+k)", default=None)
