@@ -10,14 +10,8 @@ from __future__ import annotations
 import pytest
 
 from workload_compiler.arch.model import ModelArch
-from workload_compiler.perf.activations import (
-    POLICIES,
-    ActivationCoefficients,
-    coefficients,
-    layer_activations,
-    layer_bytes,
-    policy_tensors,
-)
+from workload_compiler.perf.activations import POLICIES, coefficients, layer_activations, layer_bytes, policy_tensors
+from workload_compiler.perf.saved_tensors import ActivationCoefficients
 
 # GPT-3 175B (Brown et al. 2020, Table 2.1): h = 12288, a = 96, ffn = 4h, GeLU, dropout.
 GPT3 = ModelArch(name="gpt3-175b", layers=96, hidden_size=12288, attention_heads=96, kv_heads=96,

@@ -56,15 +56,14 @@ Recompute policies (what stays stored between forward and backward):
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
 from ..arch.model import ModelArch
-from .model_states import LOWP_COPY_BYTES
+from .block_tensors import attention_tensors, hybrid_blocks, mlp_tensors, moe_tensors, scaled
+from .saved_tensors import ACT_BYTES, MASK_BYTES, ActivationCoefficients, SavedTensor
 
-Sharding = Literal["replicated", "tp", "score", "expert_in", "expert_hidden"]
 Policy = Literal["none", "attention_core", "op_sac", "full", "modules", "mla_up_proj"]
 POLICIES: tuple[Policy, ...] = ("none", "attention_core", "op_sac", "full", "modules", "mla_up_proj")
 LAYOUT_POLICIES: dict[int, Policy] = {0: "none", 1: "attention_core", 2: "full", 3: "op_sac", 4: "modules",
@@ -74,196 +73,6 @@ LAYOUT_POLICIES: dict[int, Policy] = {0: "none", 1: "attention_core", 2: "full",
 # are dropped after forward and recomputed from the tensors kept; the dispatched expert inputs stay.
 MODULE_RECOMPUTED = ("attn_linear_in", "mlp_linear_in", "q_up_in", "kv_up_in")
 
-ACT_BYTES = 2.0          # 16-bit activations; the GEMM inputs of FP8/FP4 runs: gemm_input_bytes
-MASK_BYTES = 1.0         # dropout masks are uint8 (Korthikanti §4.1)
-STAT_BYTES = 4.0         # fp32 softmax statistics and router logits
-
-
-def gemm_input_bytes(precision: str, quantized_inputs: bool) -> float:
-    """Bytes per element of the inputs a GEMM keeps for its weight-gradient GEMM: the 16-bit
-    activation, or under FP8/MXFP8/NVFP4 training with `quantized_inputs` (the framework profile's
-    `lowp_saved_gemm_inputs`: Transformer Engine's Linear, LayerNormLinear, LayerNormMLP and
-    GroupedLinear save the quantized input they fed the forward GEMM) its low-precision copy,
-    scales included (perf/model_states.py LOWP_COPY_BYTES). The norm inputs, the attention core's
-    q, k, v and output, the MLP's fc1 output (the activation function's input) and the MoE
-    combine's expert outputs stay 16-bit; the out-projection then keeps a quantized copy of the
-    attention output beside the 16-bit one the attention kernel's backward reads."""
-    low = LOWP_COPY_BYTES.get(precision, 0.0)
-    return low if quantized_inputs and low > 0 else ACT_BYTES
-
-
-@dataclass(frozen=True)
-class SavedTensor:
-    """One tensor an op saves for backward, in bytes per token of the micro-batch."""
-
-    name: str
-    bytes_per_token: float
-    sharding: Sharding
-    group: str               # layer_in, norm, linear_in, attn_qkv, attn_core, attn_out, mlp_hidden,
-    #                          act, mask, moe_misc, mm_out (matmul outputs, for op_sac only)
-
-
-@dataclass(frozen=True)
-class ActivationCoefficients:
-    """Bytes per token of one layer by sharding; per-GPU bytes of one layer and micro-batch are
-
-        tokens * (replicated / (t if sp else 1) + tp / t + score * ctx / t
-                  + top_k * (expert_in * etp / t + expert_hidden / t))
-
-    with tokens = mbs * seq / cp on this GPU. The expert terms: a MoE layer sends each token to
-    top_k experts; with experts split ep ways and each expert's hidden etp ways over the same
-    t * cp * dp GPUs, a GPU receives tokens * top_k * etp / t (token, expert) pairs on average
-    (balanced routing), holding 1/etp of each pair's hidden activations.
-    """
-
-    replicated: float = 0.0
-    tp: float = 0.0
-    score: float = 0.0
-    expert_in: float = 0.0
-    expert_hidden: float = 0.0
-
-    def __add__(self, o: ActivationCoefficients) -> ActivationCoefficients:
-        return ActivationCoefficients(
-            replicated=self.replicated + o.replicated, tp=self.tp + o.tp, score=self.score + o.score,
-            expert_in=self.expert_in + o.expert_in, expert_hidden=self.expert_hidden + o.expert_hidden)
-
-
-def _attention(a: ModelArch, flash: bool, dropout: bool, gemm_in: float,
-               ) -> tuple[list[SavedTensor], list[SavedTensor]]:
-    """Saved tensors of the attention block, and its matmul outputs in forward order."""
-    h, heads = a.hidden_size, a.attention_heads
-    t: list[SavedTensor] = [
-        SavedTensor("norm1_in", ACT_BYTES * h, "replicated", "layer_in"),
-        SavedTensor("attn_linear_in", gemm_in * h, "replicated", "linear_in"),
-    ]
-    if a.is_mla:
-        qk = a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim
-        q_dim, k_dim, v_dim = heads * qk, heads * qk, heads * a.mla_v_head_dim
-        mm: list[SavedTensor] = []
-        if a.mla_q_lora_rank:
-            r = a.mla_q_lora_rank
-            t += [SavedTensor("q_norm_in", ACT_BYTES * r, "replicated", "norm"),
-                  SavedTensor("q_up_in", gemm_in * r, "replicated", "linear_in")]
-            mm.append(SavedTensor("q_down", ACT_BYTES * r, "replicated", "mm_out"))
-        r = a.mla_kv_lora_rank
-        t += [SavedTensor("kv_norm_in", ACT_BYTES * r, "replicated", "norm"),
-              SavedTensor("kv_up_in", gemm_in * r, "replicated", "linear_in")]
-        mm += [SavedTensor("q_up", ACT_BYTES * q_dim, "tp", "mm_out"),
-               SavedTensor("kv_down", ACT_BYTES * (r + a.mla_qk_rope_head_dim), "replicated", "mm_out"),
-               SavedTensor("kv_up", ACT_BYTES * heads * (a.mla_qk_nope_head_dim + a.mla_v_head_dim),
-                           "tp", "mm_out")]
-    else:
-        q_dim = v_dim = heads * a.head_dim
-        k_dim = a.kv_heads * a.head_dim
-        mm = [SavedTensor("wq", ACT_BYTES * q_dim, "tp", "mm_out"),
-              SavedTensor("wk", ACT_BYTES * k_dim, "tp", "mm_out"),
-              SavedTensor("wv", ACT_BYTES * k_dim, "tp", "mm_out")]
-    v_stored = v_dim if a.is_mla else k_dim    # GQA: V has kv_heads x head_dim like K
-    t += [SavedTensor("q", ACT_BYTES * q_dim, "tp", "attn_qkv"),
-          SavedTensor("k", ACT_BYTES * k_dim, "tp", "attn_qkv"),
-          SavedTensor("v", ACT_BYTES * v_stored, "tp", "attn_qkv")]
-    if flash:
-        t.append(SavedTensor("softmax_lse", STAT_BYTES * heads, "tp", "attn_core"))
-    else:
-        t.append(SavedTensor("softmax_out", ACT_BYTES * heads, "score", "attn_core"))
-        if dropout:
-            t += [SavedTensor("attn_dropout_mask", MASK_BYTES * heads, "score", "attn_core"),
-                  SavedTensor("attn_dropout_out", ACT_BYTES * heads, "score", "attn_core")]
-    t.append(SavedTensor("attn_out", ACT_BYTES * v_dim, "tp", "attn_out"))
-    if gemm_in != ACT_BYTES:     # the out-projection keeps its own low-precision copy of it
-        t.append(SavedTensor("attn_proj_in", gemm_in * v_dim, "tp", "attn_out"))
-    if dropout:
-        t.append(SavedTensor("attn_resid_dropout_mask", MASK_BYTES * h, "replicated", "mask"))
-    mm.append(SavedTensor("wo", ACT_BYTES * h, "replicated", "mm_out"))
-    return t, mm
-
-
-def _mlp(a: ModelArch, ffn: float, sharding: Sharding, in_sharding: Sharding, prefix: str, gemm_in: float,
-         width: int | None = None) -> tuple[list[SavedTensor], list[SavedTensor]]:
-    """fc1 output (gate and up for gated MLPs) and activation output (fc2's input) of one MLP of
-    width ffn, its output `width` wide (the hidden size, or a latent MoE's expert width)."""
-    hidden = (2 if a.gated else 1) * ACT_BYTES * ffn
-    t = [SavedTensor(f"{prefix}fc1_out", hidden, sharding, "mlp_hidden"),
-         SavedTensor(f"{prefix}act_out", gemm_in * ffn, sharding, "act")]
-    names = ("w1", "w3") if a.gated else ("w1",)
-    mm = [SavedTensor(f"{prefix}{n}", ACT_BYTES * ffn, sharding, "mm_out") for n in names]
-    mm.append(SavedTensor(f"{prefix}w2", ACT_BYTES * (width or a.hidden_size), in_sharding, "mm_out"))
-    return t, mm
-
-
-def _mamba(a: ModelArch, gemm_in: float) -> tuple[list[SavedTensor], list[SavedTensor]]:
-    """Saved tensors of one Mamba-2 block (Megatron-Core MambaMixer on mamba_ssm's fused
-    mamba_split_conv1d_scan_combined, which saves the in_proj output zxbcdt and the scan output and
-    recomputes the conv and the chunk states in backward), and its matmul outputs."""
-    h, inner, width = a.hidden_size, a.mamba_inner, a.mamba_in_proj_width
-    t = [SavedTensor("mamba_norm_in", ACT_BYTES * h, "replicated", "layer_in"),
-         SavedTensor("mamba_linear_in", gemm_in * h, "replicated", "linear_in"),
-         SavedTensor("zxbcdt", ACT_BYTES * width, "tp", "mamba"),
-         SavedTensor("ssm_out", ACT_BYTES * inner, "tp", "mamba"),
-         SavedTensor("mamba_out_proj_in", gemm_in * inner, "tp", "linear_in")]
-    mm = [SavedTensor("in_proj", ACT_BYTES * width, "tp", "mm_out"),
-          SavedTensor("out_proj", ACT_BYTES * h, "replicated", "mm_out")]
-    return t, mm
-
-
-def _share(tensors: list[SavedTensor], share: float) -> list[SavedTensor]:
-    return [dataclasses.replace(x, bytes_per_token=x.bytes_per_token * share) for x in tensors]
-
-
-def _hybrid_blocks(a: ModelArch, flash: bool, gemm_in: float, probs_in_activation: bool = False,
-                   ) -> list[tuple[float, list[SavedTensor], list[SavedTensor]]]:
-    """(share per layer, saved tensors, matmul outputs) of a hybrid's block kinds; each block's
-    input is a layer input (full recompute keeps one per block)."""
-    def block_input(name: str) -> list[SavedTensor]:
-        return [SavedTensor(f"{name}_norm_in", ACT_BYTES * a.hidden_size, "replicated", "layer_in"),
-                SavedTensor(f"{name}_linear_in", gemm_in * a.hidden_size, "replicated", "linear_in")]
-
-    at, amm = _attention(a, flash, False, gemm_in)
-    mt, mmm = _mlp(a, a.ffn_hidden_size, "tp", "replicated", "", gemm_in)
-    st, smm = _mamba(a, gemm_in)
-    blocks = [(a.attention_share, at, amm), (a.mlp_share, block_input("mlp") + mt, mmm),
-              (a.mamba_share, st, smm)]
-    if a.is_moe:
-        et, emm = _moe_block(a, gemm_in, probs_in_activation)
-        blocks.append((a.moe_share, block_input("moe") + et, emm))
-    return blocks
-
-
-def _moe_block(a: ModelArch, gemm_in: float, probs_in_activation: bool,
-               ) -> tuple[list[SavedTensor], list[SavedTensor]]:
-    """Saved tensors and matmul outputs of a mixture of experts (router, shared and routed experts)."""
-    t: list[SavedTensor] = []
-    mm: list[SavedTensor] = []
-    # Router (Megatron-Core router.py, fp32 router): the softmax/sigmoid output over the E experts
-    # is saved for its backward (4 B each), the bool routing map [tokens, E] is kept for the
-    # permutation and the combine (1 B each); both on the layer's own tokens.
-    t += [SavedTensor("router_probs", STAT_BYTES * a.moe_experts, "replicated", "moe_misc"),
-          SavedTensor("routing_map", MASK_BYTES * a.moe_experts, "replicated", "moe_misc")]
-    mm.append(SavedTensor("router", STAT_BYTES * a.moe_experts, "replicated", "mm_out"))
-    if a.moe_shared_experts:
-        f_sh = a.moe_shared_experts * (a.moe_shared_ffn_hidden_size or a.moe_ffn_hidden_size)
-        st, smm = _mlp(a, f_sh, "tp", "replicated", "shared_", gemm_in)
-        t += st
-        mm += smm
-    # Per routed (token, expert) pair: the permuted token as the grouped GEMM's fc1 input, and
-    # the expert output the probability-weighted combine saves for the gradient of the probs
-    # (moe_utils.unpermute: permuted_tokens * permuted_probs) - unless the probs weigh the
-    # activation inside the experts (`probs_in_activation`: Megatron-Core's experts.py
-    # activation_func_with_probs, act(fc1) * probs before fc2; the combine then keeps nothing).
-    # a latent MoE dispatches and multiplies its tokens at the latent width; its up projection keeps
-    # its input (the combined latent tokens) for the weight gradient
-    w = a.moe_width
-    t.append(SavedTensor("expert_in", gemm_in * w, "expert_in", "linear_in"))
-    if not probs_in_activation:
-        t.append(SavedTensor("expert_out", ACT_BYTES * w, "expert_in", "moe_misc"))
-    if a.moe_latent_size:
-        t.append(SavedTensor("latent_up_in", gemm_in * a.moe_latent_size, "replicated", "linear_in"))
-    et, emm = _mlp(a, a.moe_ffn_hidden_size, "expert_hidden", "expert_in", "expert_", gemm_in, w)
-    t += et
-    mm += emm
-    return t, mm
-
-
 def saved_tensors(a: ModelArch, *, moe_layer: bool, flash: bool = True, dropout: bool = False,
                   gemm_in: float = ACT_BYTES, probs_in_activation: bool = False,
                   ) -> tuple[list[SavedTensor], list[SavedTensor]]:
@@ -272,18 +81,18 @@ def saved_tensors(a: ModelArch, *, moe_layer: bool, flash: bool = True, dropout:
     `gemm_input_bytes`). A hybrid's layer is its shares of the three block kinds (arch.model)."""
     h = a.hidden_size
     if a.is_hybrid:      # every layer of a hybrid with MoE blocks is of the MoE kind
-        blocks = _hybrid_blocks(a, flash, gemm_in, probs_in_activation)
-        return ([x for share, bt, _ in blocks for x in _share(bt, share)],
-                [x for share, _, bm in blocks for x in _share(bm, share)])
-    t, mm = _attention(a, flash, dropout, gemm_in)
+        blocks = hybrid_blocks(a, flash, gemm_in, probs_in_activation)
+        return ([x for share, bt, _ in blocks for x in scaled(bt, share)],
+                [x for share, _, bm in blocks for x in scaled(bm, share)])
+    t, mm = attention_tensors(a, flash, dropout, gemm_in)
     t += [SavedTensor("norm2_in", ACT_BYTES * h, "replicated", "norm"),
           SavedTensor("mlp_linear_in", gemm_in * h, "replicated", "linear_in")]
     if moe_layer:
-        et, emm = _moe_block(a, gemm_in, probs_in_activation)
+        et, emm = moe_tensors(a, gemm_in, probs_in_activation)
         t += et
         mm += emm
     else:
-        mt, mmm = _mlp(a, a.ffn_hidden_size, "tp", "replicated", "", gemm_in)
+        mt, mmm = mlp_tensors(a, a.ffn_hidden_size, "tp", "replicated", "", gemm_in)
         t += mt
         mm += mmm
     if dropout:
@@ -369,7 +178,7 @@ def layer_activations(a: ModelArch, *, moe_layer: bool, flash: bool = True,
         def size(c: ActivationCoefficients) -> float:
             return c.replicated + c.tp + a.moe_top_k * (c.expert_in + c.expert_hidden)
 
-        blocks = [bt for share, bt, _ in _hybrid_blocks(a, flash, gemm_in, probs_in_activation) if share > 0]
+        blocks = [bt for share, bt, _ in hybrid_blocks(a, flash, gemm_in, probs_in_activation) if share > 0]
         largest = max((coefficients(bt) for bt in blocks), key=size)
         recomputed |= {"op_sac": largest, "full": largest}
         grads = max((coefficients([x for x in bt if x.group in ("mlp_hidden", "act", "mamba")]) for bt in blocks),

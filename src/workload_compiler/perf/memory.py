@@ -43,17 +43,12 @@ from ..arch.lora import adapter_params_per_layer
 from ..arch.model import ModelArch
 from ..errors import InputError
 from . import fitted_memory
-from .activations import (
-    LAYOUT_POLICIES,
-    ActivationCoefficients,
-    gemm_input_bytes,
-    layer_activations,
-    moe_dispatch_bytes_per_pair,
-)
+from .activations import LAYOUT_POLICIES, layer_activations, moe_dispatch_bytes_per_pair
 from .layout import FloatArray, IntArray, Layout, TrainingSetup
 from .model_states import STATE_BYTES, StateBytes, held_bytes_per_param, state_bytes, state_coefficients
 from .offload import kept_fraction
 from .rank_params import rank_params
+from .saved_tensors import ActivationCoefficients, gemm_input_bytes
 from .stages import Stages, resolve_stages
 
 MEMORY_TERMS = ("weights", "gradients", "optimizer", "activations", "runtime")
