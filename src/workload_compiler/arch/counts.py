@@ -46,8 +46,24 @@ def mla_up_projections(a: ModelArch) -> tuple[float, float]:
     return float(q_up), float(kv_up)
 
 
+def indexer_params(a: ModelArch) -> float:
+    """Weights of one DSA lightning indexer (DeepSeek-V3.2 inference/model.py Indexer): wq_b from the
+    q low rank (or the hidden state) to heads x head_dim, wk from the hidden state to one key of
+    head_dim, the key's LayerNorm (weight and bias), weights_proj from the hidden state to a weight
+    per head; 0 without sparse attention."""
+    if not a.sparse_attention_topk:
+        return 0.0
+    h, d, n = a.hidden_size, a.indexer_head_dim, a.indexer_heads
+    return float((a.mla_q_lora_rank or h) * n * d + h * d + 2 * d + h * n)
+
+
 def attention_params(a: ModelArch) -> float:
-    """Weights of one attention block: q, k, v, o projections (MHA/GQA) or the MLA factorization."""
+    """Weights of one attention block: q, k, v, o projections (MHA/GQA) or the MLA factorization,
+    and a sparse attention's indexer."""
+    return _dense_attention_params(a) + indexer_params(a)
+
+
+def _dense_attention_params(a: ModelArch) -> float:
     h = a.hidden_size
     if a.is_mla:
         q_up, kv_up = mla_up_projections(a)
@@ -172,8 +188,9 @@ def _mean_keys(window: float, seq_len: int, causal: bool) -> float:
 
 def attention_context(a: ModelArch, seq_len: int, causal: bool = False) -> float:
     """Mean keys attended per layer and query: the window on sliding-window layers, the whole
-    sequence elsewhere; `causal` averages over positions (see `_mean_keys`)."""
-    full = _mean_keys(seq_len, seq_len, causal)
+    sequence elsewhere, at most the top-k under sparse attention (a query attends to min(position,
+    k) keys: `_mean_keys` with k as the window); `causal` averages over positions (see `_mean_keys`)."""
+    full = _mean_keys(a.sparse_attention_topk or seq_len, seq_len, causal)
     if a.sliding_window and a.sliding_window_layers:
         windowed = _mean_keys(a.sliding_window, seq_len, causal)
         return (a.sliding_window_layers * windowed + (a.layers - a.sliding_window_layers) * full) / a.layers
@@ -196,6 +213,16 @@ def attention_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -
     return 2.0 * ctx * a.attention_heads * (d_qk + d_v) * a.attention_layers
 
 
+def indexer_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -> float:
+    """Forward FLOPs per token of the DSA lightning indexers, all attention layers: each query's
+    heads x head_dim score against every earlier key (2 FLOPs per multiply-add; causal: seq_len / 2
+    keys on average). Its projections are weights, counted with the matmuls."""
+    if not a.sparse_attention_topk:
+        return 0.0
+    ctx = _mean_keys(seq_len, seq_len, causal)
+    return 2.0 * ctx * a.indexer_heads * a.indexer_head_dim * a.attention_layers
+
+
 def ssm_scan_flops_per_token(a: ModelArch) -> float:
     """Forward FLOPs per token of the Mamba-2 scans, all Mamba layers: 7 x d_inner x d_state each,
     Megatron-LM's count for hybrid models (training.py num_floating_point_operations,
@@ -215,7 +242,8 @@ def matmul_flops_per_token(a: ModelArch) -> float:
 
 
 def forward_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -> float:
-    return matmul_flops_per_token(a) + attention_flops_per_token(a, seq_len, causal) + ssm_scan_flops_per_token(a)
+    return (matmul_flops_per_token(a) + attention_flops_per_token(a, seq_len, causal)
+            + indexer_flops_per_token(a, seq_len, causal) + ssm_scan_flops_per_token(a))
 
 
 def training_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True,

@@ -55,6 +55,8 @@ _MOE_DEEPSEEK = {"moe_experts": "n_routed_experts", "moe_top_k": "num_experts_pe
                  "mla_qk_nope_head_dim": "qk_nope_head_dim", "mla_qk_rope_head_dim": "qk_rope_head_dim",
                  "mla_v_head_dim": "v_head_dim", "mtp_layers": "num_nextn_predict_layers",
                  "moe_router_groups": "n_group", "moe_router_group_top_k": "topk_group"}
+# DeepSeek Sparse Attention (DeepSeek-V3.2): the lightning indexer and the keys each query keeps
+_DSA = {"sparse_attention_topk": "index_topk", "indexer_heads": "index_n_heads", "indexer_head_dim": "index_head_dim"}
 _LLAMA4 = {"moe_experts": "num_local_experts", "moe_top_k": "num_experts_per_tok",
            "moe_ffn_hidden_size": "intermediate_size", "ffn_hidden_size": "intermediate_size_mlp",
            "moe_interval_step": "interleave_moe_layer_step"}
@@ -94,6 +96,7 @@ _FAMILIES: Mapping[str, _Family] = {
     "Qwen3ForCausalLM": _Family(sliding="qwen"),
     "Qwen3MoeForCausalLM": _Family(keys=_MOE_QWEN, sliding="qwen"),
     "DeepseekV3ForCausalLM": _Family(keys=_MOE_DEEPSEEK),
+    "DeepseekV32ForCausalLM": _Family(keys={**_MOE_DEEPSEEK, **_DSA}),
     "GptOssForCausalLM": _Family(keys=_MOE_MIXTRAL),
     "NemotronForCausalLM": _Family(mlp=None),
     "NemotronHForCausalLM": _Family(mlp=None, keys=_NEMOTRON_H, hybrid="nemotron"),
@@ -238,6 +241,8 @@ def arch_from_hf_dict(cfg: Mapping[str, Any], origin: str = "config.json") -> Mo
             values[ours] = r.int_(ours, 0 if ours == "mla_q_lora_rank" else None)
         values["mtp_layers"] = r.int_("mtp_layers", 0)
         values["head_dim"] = values["mla_v_head_dim"]
+    if "sparse_attention_topk" in r.keys:
+        values.update({ours: r.int_(ours) for ours in ("sparse_attention_topk", "indexer_heads", "indexer_head_dim")})
     if family.hybrid == "granite":
         values.update(granite_fields(r, hidden, layers))
     elif family.hybrid == "qwen_next":

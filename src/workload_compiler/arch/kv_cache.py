@@ -23,11 +23,20 @@ import numpy.typing as npt
 from .model import ModelArch
 
 
+def indexer_key_bytes(arch: ModelArch) -> float:
+    """A DSA layer's lightning-indexer key per token: head_dim FP8 values and an FP32 scale per 128
+    (vLLM's indexer cache: index_head_dim + index_head_dim // 128 * 4), whatever the KV dtype; 0
+    without sparse attention."""
+    if not arch.sparse_attention_topk:
+        return 0.0
+    return float(arch.indexer_head_dim + 4 * -(-arch.indexer_head_dim // 128))
+
+
 def kv_bytes_per_token_per_layer(arch: ModelArch, kv_dtype_bytes: float) -> float:
-    """Bytes one layer caches for one token."""
+    """Bytes one layer caches for one token (a sparse attention's indexer key included)."""
     if arch.is_mla:
-        return float((arch.mla_kv_lora_rank + arch.mla_qk_rope_head_dim) * kv_dtype_bytes)
-    return float(2 * arch.kv_heads * arch.head_dim * kv_dtype_bytes)
+        return float((arch.mla_kv_lora_rank + arch.mla_qk_rope_head_dim) * kv_dtype_bytes) + indexer_key_bytes(arch)
+    return float(2 * arch.kv_heads * arch.head_dim * kv_dtype_bytes) + indexer_key_bytes(arch)
 
 
 def full_attention_layers(arch: ModelArch) -> int:

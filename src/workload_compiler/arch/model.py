@@ -64,6 +64,12 @@ class ModelArch(BaseModel):
     sliding_window: int = Field(default=0, ge=0)
     sliding_window_layers: int = Field(default=0, ge=0)
     mtp_layers: int = Field(default=0, ge=0, description="multi-token-prediction modules (DeepSeek V3)")
+    # DeepSeek Sparse Attention (DeepSeek-V3.2-Exp technical report, DSA): a lightning indexer of `indexer_heads`
+    # heads of `indexer_head_dim` scores every earlier token in FP8 and each query attends to the top
+    # `sparse_attention_topk` of them; 0 = dense attention.
+    sparse_attention_topk: int = Field(default=0, ge=0, description="keys each query attends to (DSA index_topk)")
+    indexer_heads: int = Field(default=0, ge=0, description="lightning indexer heads (DSA index_n_heads)")
+    indexer_head_dim: int = Field(default=0, ge=0, description="lightning indexer head size (DSA index_head_dim)")
     attention_output_gate: bool = Field(default=False, description="a sigmoid gate on each head's output, "
                                         "projected by q_proj beside the queries (Qwen3-Next, Qwen3.5)")
     # Hybrid Mamba-2 / attention models (Nemotron-H): `hybrid_pattern` names each layer's one block

@@ -37,6 +37,8 @@ _MLA = {"q_lora_rank": "mla_q_lora_rank", "kv_lora_rank": "mla_kv_lora_rank",
 _HYBRID = {"pattern": "hybrid_pattern", "mamba_heads": "mamba_heads", "mamba_head_dim": "mamba_head_dim",
            "chunk_size": "mamba_chunk_size",
            "state_dim": "mamba_state_dim", "groups": "mamba_groups", "conv_kernel": "mamba_conv_kernel"}
+_SPARSE = {"topk": "sparse_attention_topk", "indexer_heads": "indexer_heads",
+           "indexer_head_dim": "indexer_head_dim"}
 _SCALARS = (*_CORE, "sliding_window", "sliding_window_layers", "mtp_layers", "attention_output_gate")
 
 # Given params that differ from the resolved architecture's total by more than this are a
@@ -63,6 +65,8 @@ def _given_fields(intake: ModelIntake) -> dict[str, Any]:
         given |= {_MOE[k]: getattr(intake.moe, k) for k in intake.moe.model_fields_set}
     if intake.mla is not None:
         given |= {_MLA[k]: getattr(intake.mla, k) for k in intake.mla.model_fields_set}
+    if intake.sparse_attention is not None:
+        given |= {_SPARSE[k]: getattr(intake.sparse_attention, k) for k in _SPARSE}
     if intake.hybrid is not None:   # every field: a pattern without the Mamba shape is not a model
         given |= {_HYBRID[k]: getattr(intake.hybrid, k) for k in _HYBRID}
         given.setdefault("layers", len(intake.hybrid.pattern))
@@ -189,6 +193,8 @@ def _traced_fields(values: dict[str, Any]) -> list[str]:
         names += ["sliding_window", "sliding_window_layers"]
     if values.get("hybrid_pattern"):
         names += list(_HYBRID.values())
+    if values.get("sparse_attention_topk"):
+        names += list(_SPARSE.values())
     return names + [n for n in ("mtp_layers", "weight_format", "attention_output_gate") if values.get(n)]
 
 

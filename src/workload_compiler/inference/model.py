@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..arch.counts import attention_params, expert_params, mamba_params, mlp_params, param_counts
-from ..arch.kv_cache import full_attention_layers, kv_bytes_per_token, ssm_state_bytes_per_sequence
+from ..arch.kv_cache import full_attention_layers, indexer_key_bytes, kv_bytes_per_token, ssm_state_bytes_per_sequence
 from ..arch.model import ModelArch
 from ..arch.weight_formats import weight_format
 from ..perf.layout import FloatArray
@@ -76,7 +76,8 @@ class ServedModel:
         2 * ctx_eff * heads * (d_qk + d_v) * layers (arch/counts.attention_flops_per_token,
         vectorized; sliding-window layers see min(window, context))."""
         a = self.arch
-        ctx = np.asarray(context, dtype=np.float64)
+        keys = np.asarray(context, dtype=np.float64)
+        ctx = np.minimum(keys, float(a.sparse_attention_topk)) if a.sparse_attention_topk else keys
         n = a.attention_layers
         if a.sliding_window and a.sliding_window_layers:
             w = np.minimum(float(a.sliding_window), ctx)
@@ -85,7 +86,18 @@ class ServedModel:
             d_qk, d_v = a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim, a.mla_v_head_dim
         else:
             d_qk = d_v = a.head_dim
-        return np.asarray(2.0 * ctx * a.attention_heads * (d_qk + d_v) * n)
+        indexer = 2.0 * keys * a.indexer_heads * a.indexer_head_dim * n if a.sparse_attention_topk else 0.0
+        return np.asarray(2.0 * ctx * a.attention_heads * (d_qk + d_v) * n + indexer)
+
+    def kv_tokens_read(self, context: Any) -> FloatArray:
+        """Cached tokens' worth of KV one decode token reads over `context` cached tokens: all of
+        them, or under sparse attention the indexer keys of every token and the attention cache of
+        the top-k only."""
+        a, ctx = self.arch, np.asarray(context, dtype=np.float64)
+        if not a.sparse_attention_topk:
+            return ctx
+        idx = indexer_key_bytes(a) * a.attention_layers / max(self.kv_bytes_per_token, 1e-30)
+        return np.asarray(ctx * idx + np.minimum(ctx, float(a.sparse_attention_topk)) * (1.0 - idx))
 
     def kv_bytes_per_sequence(self, tokens: Any) -> FloatArray:
         """KV bytes of one sequence of `tokens` (sliding-window layers cap at the window):

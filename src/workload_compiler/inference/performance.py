@@ -169,7 +169,7 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
         tf = flops / (peak * np.minimum(1.0, compute * gemm_efficiency(dim)))
         gemm = gemm + roofline(tm, tf)
         t_mem, t_flop = t_mem + tm, t_flop + tf
-    kv_read = dec_gpu * np.asarray(decode_context, dtype=np.float64) * kv_bytes_per_token_per_gpu(m, lay)
+    kv_read = dec_gpu * m.kv_tokens_read(decode_context) * kv_bytes_per_token_per_gpu(m, lay)
     stage = stage_fraction(a.layers, lay.pp)
     heads_share = 1.0 / lay.tp
     attn_flops = (pre_gpu * m.attention_flops_per_token(np.asarray(prefill_context) / 2.0)

@@ -45,6 +45,15 @@ class MlaIntake(Strict):
     v_head_dim: int = limited(gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM)
 
 
+class SparseAttentionIntake(Strict):
+    """DeepSeek Sparse Attention (DeepSeek-V3.2): each query attends to its top-k keys, chosen by a
+    lightning indexer that scores every earlier key."""
+
+    topk: int = limited(gt=0, le=L.MAX_SEQ, why=L.SEQ, description="keys each query attends to (index_topk)")
+    indexer_heads: int = limited(gt=0, le=L.MAX_HEADS, why=L.HEADS, description="index_n_heads")
+    indexer_head_dim: int = limited(gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM, description="index_head_dim")
+
+
 class HybridIntake(Strict):
     """A hybrid Mamba-2 / attention model (Nemotron-H), as Megatron-Core's hybrid model takes it; or a
     Gated DeltaNet / attention hybrid (Qwen3-Next), its mixer in the same fields: mamba_heads and
@@ -83,6 +92,7 @@ class ModelIntake(Strict):
     moe: MoeIntake | None = None
     mla: MlaIntake | None = None
     hybrid: HybridIntake | None = None
+    sparse_attention: SparseAttentionIntake | None = None
     sliding_window: int | None = limited(None, ge=0, le=L.MAX_SEQ, why=L.SEQ)
     sliding_window_layers: int | None = limited(None, ge=0, le=L.MAX_LAYERS, why=L.LAYERS)
     mtp_layers: int | None = limited(None, ge=0, le=L.MAX_LAYERS, why=L.LAYERS,

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..arch.counts import (
     attention_flops_per_token,
+    indexer_flops_per_token,
     layer_shapes,
     mla_up_projections,
     ssm_scan_flops_per_token,
@@ -144,8 +145,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     if setup.flash_attention:
         # the Mamba-2 scans (Megatron-LM's 7 d_inner d_state per token) run as fused kernels like the
         # attention core's and are timed with it: an assumption, no hybrid run is in the calibration set
-        core_flops = (attention_flops_per_token(a, setup.seq_len, causal=True)
-                      + ssm_scan_flops_per_token(a)) / a.layers * tok / tp
+        core_flops = (attention_flops_per_token(a, setup.seq_len, causal=True) + ssm_scan_flops_per_token(a)
+                      + indexer_flops_per_token(a, setup.seq_len)) / a.layers * tok / tp
         core = core_flops / (hw.peak_flops_bf16 * k.attention_eff * setup.attention_relative_speed)
         core_passes, scores = 3.5 + any_rc, 0.0 * tok
     else:  # QK^T and AV as batched GEMMs over the full s x s; softmax + dropout through HBM:
