@@ -76,3 +76,12 @@ def test_the_intake_adds_sparse_attention_to_any_model() -> None:
                              "compute": {"accelerator": "b200", "gpus": 8}})
     assert spec.inference.kv_bytes_per_token == kv_bytes_per_token(preset_arch("deepseek-v3.2"), 2.0)
     assert spec.provenance["model.sparse_attention_topk"].source == "given"
+
+
+def test_no_published_sparse_attention_run_was_validated_so_no_band() -> None:
+    spec = compile_workload({"kind": "training", "model": {"preset": "deepseek-v3.2"},
+                             "training": {"tokens": "1T", "seq_len": 4096, "global_batch_size": 8192,
+                                          "precision": "fp8"},
+                             "compute": {"accelerator": "h100-sxm", "gpus": 1024}})
+    band = spec.uncertainty["compute.step_time_s"]
+    assert band.low is None and "sparse" in band.basis

@@ -37,12 +37,15 @@ def precision_class(precision: str) -> str:
     return "fp4" if "fp4" in p else "fp8"
 
 
-def case_kind(architecture: str, moe: bool, precision: str, hybrid: bool = False, lora: bool = False) -> str:
+def case_kind(architecture: str, moe: bool, precision: str, hybrid: bool = False, lora: bool = False,
+              sparse: bool = False) -> str:
     """The kind of case a band is looked up by: 'Hopper dense fp8', 'Blackwell moe bf16'; a hybrid
     Mamba-2 model is a kind of its own ('Hopper hybrid fp8': no published run of it was validated),
-    and so is a LoRA fine-tune ('Hopper dense fp8 lora')."""
+    and so are a LoRA fine-tune ('Hopper dense fp8 lora') and a sparse-attention model ('Blackwell
+    moe fp8 sparse': DeepSeek-V3.2)."""
     body = "hybrid" if hybrid else "moe" if moe else "dense"
-    return f"{generation(architecture)} {body} {precision_class(precision)}" + (" lora" if lora else "")
+    return (f"{generation(architecture)} {body} {precision_class(precision)}" + (" lora" if lora else "")
+            + (" sparse" if sparse else ""))
 
 
 def _section(name: str) -> dict[str, Any]:
@@ -130,9 +133,10 @@ def spec_uncertainty(spec: SystemSpec, architecture: str) -> dict[str, Band]:
     the catalog's text for the accelerator (its generation is the first word)."""
     out: dict[str, Band] = {}
     moe, hybrid = _moe(spec.objective), "model.hybrid_pattern" in spec.provenance
+    sparse = "model.sparse_attention_topk" in spec.provenance
     if spec.kind == "training" and spec.compute is not None and _get(spec.compute, "step_time_s") is not None:
         lora = "training.lora.rank" in spec.provenance
-        kind = case_kind(architecture, moe, str(_get(spec.objective, "precision") or "bf16"), hybrid, lora)
+        kind = case_kind(architecture, moe, str(_get(spec.objective, "precision") or "bf16"), hybrid, lora, sparse)
         step = "training_step_time"
         for key, layer, band in (("step_time_s", spec.compute, time_band), ("tokens_per_s", spec.compute, rate_band),
                                  ("tokens_per_s_per_gpu", spec.compute, rate_band),
@@ -153,7 +157,7 @@ def spec_uncertainty(spec: SystemSpec, architecture: str) -> dict[str, Band]:
             out["compute.gpus"] = count_band(float(_get(spec.compute, "gpus")), step, kind, node)
     if spec.kind == "inference" and spec.inference is not None:
         weights = str(_get(spec.inference, "weights") or _get(spec.compute, "gemm_precision") or "bf16")
-        kind = case_kind(architecture, moe, weights, hybrid)
+        kind = case_kind(architecture, moe, weights, hybrid, sparse=sparse)
         for key in ("output_tokens_per_s_per_gpu", "output_tokens_per_s"):
             value = _get(spec.inference, key)
             if isinstance(value, (int, float)):
