@@ -113,3 +113,12 @@ def test_serving_tp_divides_the_gated_deltanet_key_and_value_heads() -> None:
               "compute": {"accelerator": "gb200", "parallelism": {"tp": 32}}}
     with pytest.raises(InputError, match="divisor of 16"):      # 16 key heads, 32 value heads
         compile_workload(intake)
+
+
+def test_the_attention_interval_and_dense_layers_come_from_the_config() -> None:
+    """Without layer_types, every full_attention_interval-th layer attends (Qwen3NextConfig); the layers
+    of mlp_only_layers keep a dense MLP of intermediate_size between the MoE ones."""
+    cfg = {**QWEN3_NEXT, "num_hidden_layers": 6, "full_attention_interval": 3, "mlp_only_layers": [0]}
+    a = arch_from_hf_dict(cfg)
+    assert a.hybrid_pattern == "G-GE*EGEGE*E"
+    assert a.mlp_blocks == 1 and a.ffn_hidden_size == 5120 and a.moe_blocks == 5

@@ -83,7 +83,7 @@ _GRANITE_HYBRID = {"mamba_heads": "mamba_n_heads", "mamba_head_dim": "mamba_d_he
 # key heads and size mamba_groups and mamba_state_dim (arch/model.py); FLA's chunk is 64 tokens.
 _QWEN_NEXT = {**_MOE_QWEN, "mamba_heads": "linear_num_value_heads", "mamba_head_dim": "linear_value_head_dim",
               "mamba_groups": "linear_num_key_heads", "mamba_state_dim": "linear_key_head_dim",
-              "mamba_conv_kernel": "linear_conv_kernel_dim"}
+              "mamba_conv_kernel": "linear_conv_kernel_dim", "full_attention_interval": "full_attention_interval"}
 _GPT2 = {"layers": "n_layer", "hidden_size": "n_embd", "attention_heads": "n_head",
          "ffn_hidden_size": "n_inner"}
 
@@ -223,7 +223,8 @@ def arch_from_hf_dict(cfg: Mapping[str, Any], origin: str = "config.json") -> Mo
     tied = body.get("tie_word_embeddings", cfg.get("tie_word_embeddings", family.tied_default))
     values["tied_embeddings"] = bool(tied)
     if "moe_experts" in r.keys and r.int_("moe_experts", 0) > 0:
-        dense, interval = _moe_layout(r, layers)
+        # a hybrid's pattern places its MoE blocks (arch/hf_hybrid.py), mid-stack dense layers too
+        dense, interval = (0, 1) if family.hybrid else _moe_layout(r, layers)
         values.update(moe_experts=r.int_("moe_experts"), moe_top_k=r.int_("moe_top_k"),
                       moe_ffn_hidden_size=r.int_("moe_ffn_hidden_size"),
                       moe_dense_layers=dense, moe_layer_interval=interval)

@@ -92,7 +92,7 @@ def qwen_next_fields(r: ConfigReader, layers: int, values: dict[str, Any]) -> di
     as HF's checkpoint counts leave them."""
     kinds = r.raw("layer_types")
     if kinds is None:
-        interval = r.int_("full_attention_interval", 4) if "full_attention_interval" in r.cfg else 4
+        interval = r.int_("full_attention_interval", 4)       # Qwen3NextConfig's default
         kinds = ["full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(layers)]
     mixers = {"linear_attention": GATED_DELTA, "full_attention": ATTENTION}
     if not isinstance(kinds, list) or len(kinds) != layers or not all(k in mixers for k in kinds):
@@ -100,7 +100,7 @@ def qwen_next_fields(r: ConfigReader, layers: int, values: dict[str, Any]) -> di
                          "'linear_attention' or 'full_attention'")
     moe = bool(values.get("moe_experts"))
     dense_only = set(r.raw("mlp_only_layers") or [])
-    step = r.int_("moe_interval_step", 1) if "decoder_sparse_step" in r.cfg else 1
+    step = r.int_("moe_interval_step", 1)
     ffn = [MOE_BLOCK if moe and i not in dense_only and (i + 1) % step == 0 else MLP_BLOCK for i in range(layers)]
     pattern = "".join(mixers[k] + f for k, f in zip(kinds, ffn, strict=True))
     gate = r.raw("attn_output_gate")
@@ -109,6 +109,4 @@ def qwen_next_fields(r: ConfigReader, layers: int, values: dict[str, Any]) -> di
         "attention_output_gate": True if gate is None else bool(gate),
         **{ours: r.int_(ours) for ours in ("mamba_heads", "mamba_head_dim", "mamba_groups", "mamba_state_dim")},
         "mamba_conv_kernel": r.int_("mamba_conv_kernel", 4)}
-    if moe:
-        out.update(moe_dense_layers=0, moe_layer_interval=1)
     return out

@@ -34,9 +34,8 @@ def indexer_key_bytes(arch: ModelArch) -> float:
 
 def kv_bytes_per_token_per_layer(arch: ModelArch, kv_dtype_bytes: float) -> float:
     """Bytes one layer caches for one token (a sparse attention's indexer key included)."""
-    if arch.is_mla:
-        return float((arch.mla_kv_lora_rank + arch.mla_qk_rope_head_dim) * kv_dtype_bytes) + indexer_key_bytes(arch)
-    return float(2 * arch.kv_heads * arch.head_dim * kv_dtype_bytes) + indexer_key_bytes(arch)
+    width = arch.mla_kv_lora_rank + arch.mla_qk_rope_head_dim if arch.is_mla else 2 * arch.kv_heads * arch.head_dim
+    return float(width * kv_dtype_bytes) + indexer_key_bytes(arch)
 
 
 def full_attention_layers(arch: ModelArch) -> int:

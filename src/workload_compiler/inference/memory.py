@@ -26,12 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from ..arch.kv_cache import ssm_state_bytes_per_sequence
 from ..perf.layout import FloatArray
 from . import fitted
 from .engines import Engine
 from .layout import ServingLayout
-from .model import SIXTEEN_BIT_BYTES, SSM_STATE_DTYPE_BYTES, ServedModel
+from .model import SIXTEEN_BIT_BYTES, ServedModel
 
 
 def stage_fraction(layers: int, pp: Any) -> FloatArray:
@@ -75,11 +74,9 @@ def kv_bytes_per_token_per_gpu(m: ServedModel, lay: ServingLayout) -> FloatArray
 def ssm_state_bytes_per_gpu(m: ServedModel, lay: ServingLayout) -> FloatArray:
     """One sequence's Mamba-2 (or Gated DeltaNet) state on one GPU of the most loaded stage (0 for a
     transformer)."""
-    if not m.ssm_state_bytes:
+    if not m.arch.mamba_layers:
         return np.zeros(lay.shape)
-    per_tp = ssm_state_bytes_per_sequence(m.arch, SSM_STATE_DTYPE_BYTES[m.ssm_state_dtype], SIXTEEN_BIT_BYTES,
-                                          tp=lay.tp)
-    return np.asarray(per_tp * stage_fraction(m.arch.layers, lay.pp))
+    return np.asarray(m.ssm_state_bytes_at(lay.tp) * stage_fraction(m.arch.layers, lay.pp))
 
 
 def activation_peak_bytes(m: ServedModel, lay: ServingLayout, step_tokens: Any,

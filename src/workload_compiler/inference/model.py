@@ -46,8 +46,7 @@ class ServedModel:
     expert_bytes_per_param: float
     embedding_bytes_per_param: float
     kv_bytes_per_token: float       # all attention layers, at kv_dtype (a full-attention token)
-    ssm_state_dtype: str = "bf16"
-    ssm_state_bytes: float = 0.0    # one sequence's Mamba-2 state, all layers, unsharded
+    ssm_state_dtype: str = "bf16"   # a hybrid's linear-mixer state
 
     @property
     def total_params(self) -> float:
@@ -88,6 +87,17 @@ class ServedModel:
             d_qk = d_v = a.head_dim
         indexer = 2.0 * keys * a.indexer_heads * a.indexer_head_dim * n if a.sparse_attention_topk else 0.0
         return np.asarray(2.0 * ctx * a.attention_heads * (d_qk + d_v) * n + indexer)
+
+    @property
+    def ssm_state_bytes(self) -> float:
+        """One sequence's linear-mixer state, all layers, unsharded (0 for a transformer)."""
+        return float(self.ssm_state_bytes_at(1))
+
+    def ssm_state_bytes_at(self, tp: Any) -> FloatArray:
+        """One sequence's linear-mixer state on one of `tp` GPUs, all layers: the state at
+        ssm_state_dtype, its conv window 16-bit (arch/kv_cache.py ssm_state_bytes_per_sequence)."""
+        return ssm_state_bytes_per_sequence(self.arch, SSM_STATE_DTYPE_BYTES[self.ssm_state_dtype],
+                                            SIXTEEN_BIT_BYTES, tp=tp)
 
     def kv_tokens_read(self, context: Any) -> FloatArray:
         """Cached tokens' worth of KV one decode token reads over `context` cached tokens: all of
@@ -139,5 +149,4 @@ def served_model(arch: ModelArch, weights: str, kv_dtype: str, ssm_state_dtype: 
         embedding_bytes_per_param=max(linear_bytes, SIXTEEN_BIT_BYTES),
         kv_bytes_per_token=kv_bytes_per_token(arch, KV_DTYPE_BYTES[kv_dtype]),
         ssm_state_dtype=ssm_state_dtype,
-        ssm_state_bytes=float(ssm_state_bytes_per_sequence(arch, SSM_STATE_DTYPE_BYTES[ssm_state_dtype])),
     )

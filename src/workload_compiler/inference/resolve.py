@@ -137,7 +137,8 @@ def _ssm_state_dtype(w: InferenceWorkload, arch: ModelArch, trace: Trace) -> str
     given = w.serving.ssm_state_dtype
     if not arch.mamba_layers:
         if given is not None:
-            raise InputError("serving.ssm_state_dtype", given, "unset: the model has no Mamba layer (no SSM state)")
+            raise InputError("serving.ssm_state_dtype", given,
+                             "unset: the model has no Mamba-2 or Gated DeltaNet layer (no state)")
         return "bf16"
     if given is not None:
         return str(trace.given("serving.ssm_state_dtype", given))
