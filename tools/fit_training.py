@@ -32,7 +32,7 @@ from workload_compiler.validation.training_suite import TrainingCase, step_row, 
 # name -> (lower bound, upper bound); all fields of TrainingConstants may be fitted.
 BOUNDS: dict[str, tuple[float, float]] = {f.name: (0.0, 1.0) for f in dataclasses.fields(TrainingConstants)}
 BOUNDS |= {"gemm_e_max": (0.3, 1.0), "gemm_kernel_overhead_s": (0.0, 5e-4), "attention_eff": (0.05, 1.0),
-           "elementwise_mult": (0.0, 10.0), "moe_layer_overhead_s": (0.0, 5e-3)}
+           "elementwise_mult": (0.0, 10.0), "moe_dropless_host_s": (0.0, 0.02)}
 
 
 def constants_of(theta: np.ndarray, names: list[str], base: TrainingConstants) -> TrainingConstants:

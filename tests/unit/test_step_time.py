@@ -13,6 +13,7 @@ from workload_compiler.arch.model import ModelArch
 from workload_compiler.catalog.loader import load_catalog
 from workload_compiler.errors import InputError
 from workload_compiler.perf.fitted import FITTED
+from workload_compiler.perf.gemm_precision import gemm_speed
 from workload_compiler.perf.layout import Layout, TrainingSetup
 from workload_compiler.perf.step_time import STEP_TERMS, training_step
 
@@ -47,8 +48,9 @@ def test_breakdown_adds_up_and_names_every_term() -> None:
 
 def test_dgx_cloud_llama70b_is_predicted_near_the_published_step() -> None:
     """NVIDIA dgxc-benchmarking v25.03, Llama 3.1 70B BF16 on 64 H100: 14.61 s per step, 54.5% MFU
-    (calibration/training_public.yaml dgxc_v2503_llama_3_1_70b_bf16_64gpu); within 10%."""
-    r = training_step(LLAMA70B, SETUP, layout(), H100)
+    (calibration/training_public.yaml dgxc_v2503_llama_3_1_70b_bf16_64gpu); within 10%, with the TP
+    communication overlap the NVIDIA recipes run (the validation suite assumes it for them)."""
+    r = training_step(LLAMA70B, dataclasses.replace(SETUP, tp_comm_overlap=True), layout(), H100)
     assert float(r.step_time_s) == pytest.approx(14.61, rel=0.10)
     assert 0.45 < float(r.mfu) < 0.62
 
@@ -124,14 +126,16 @@ def test_ep_overlap_hides_the_all_to_all_under_the_other_micro_batchs_layer() ->
     beside every kernel of the other micro-batch's layer (core.pipeline_parallel.combined_1f1b: "EP
     A2A in forward step is hidden by the attention/mlp computation in the backward step"). What
     exceeds that window stays exposed; what it covers costs the contention share (the rule of the
-    TP and DP overlaps); nothing else in the step moves."""
-    setup = TrainingSetup(seq_len=4096, global_batch_size=1024, precision="fp8")
+    TP and DP overlaps); nothing else in the step moves. Token-dropping routing, so that dropless
+    routing's host floor under each layer (perf/fitted.py moe_dropless_host_s) stays out of it."""
+    setup = TrainingSetup(seq_len=8192, global_batch_size=1024, precision="fp8", moe_dropless=False)
     lay = layout(tp=1, pp=1, dp=16, cp=1, ep=16, vp=1)
     serial = training_step(QWEN_MOE, setup, lay, H100)
     hidden = training_step(QWEN_MOE, dataclasses.replace(setup, ep_comm_overlap=True), lay, H100)
     ep_serial, ep_hidden = float(serial.breakdown_s["ep_comm"]), float(hidden.breakdown_s["ep_comm"])
-    # over 2 nodes the all-to-all fits under the other micro-batch's whole layer (not under its
-    # GEMMs alone: with the GEMMs as the window, some of it stayed exposed), so only contention is left
+    # over 2 nodes at 8k tokens the all-to-all fits under the other micro-batch's whole layer (not
+    # under its GEMMs alone: with the GEMMs as the window, some of it stayed exposed), so only
+    # contention is left
     assert ep_serial < float(serial.breakdown_s["compute"] + serial.breakdown_s["memory_bound"])
     assert ep_hidden == pytest.approx(FITTED.overlap_contention * ep_serial, rel=1e-9)
     for name in STEP_TERMS:
@@ -204,13 +208,15 @@ def test_mla_up_proj_recompute_costs_the_up_projections_once_more() -> None:
     from workload_compiler.provenance import Trace
 
     ds = resolve_model(ModelIntake(preset="deepseek-v3", mtp_layers=0), Trace())
-    setup = dataclasses.replace(SETUP, seq_len=4096, precision="fp8")
+    setup = dataclasses.replace(SETUP, seq_len=4096, precision="fp8", moe_dropless=False)   # no host floor
     lay = dict(tp=1, pp=1, dp=8, cp=1, ep=64, vp=1, sp=False)     # one stage: all 61 layers on it
     none, up, full = (training_step(ds, setup, layout(recompute=r, **lay), H100) for r in (0, 5, 2))
     extra = float(up.breakdown_s["compute"] - none.breakdown_s["compute"])
 
+    e_max = FITTED.gemm_e_max * gemm_speed(H100, setup)     # the fitted ceiling, H100's gap to the median
+
     def gemm(flops: float) -> float:
-        return float(gemm_time_s(flops, peak_flops=H100.peak_flops_fp8, e_max=FITTED.gemm_e_max,
+        return float(gemm_time_s(flops, peak_flops=H100.peak_flops_fp8, e_max=e_max,
                                  kernel_overhead_s=FITTED.gemm_kernel_overhead_s))
 
     tok, micro = 4096.0, 128 / 8

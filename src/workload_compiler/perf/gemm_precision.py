@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ..catalog.kernel_ceilings import fraction
+from functools import cache
+from statistics import median
+
+from ..catalog.kernel_ceilings import ceiling_table, fraction
 from ..errors import InputError
 from .layout import PEAK_CLASS, Hardware, TrainingSetup
 
@@ -12,16 +15,46 @@ def fp4_share(hw: Hardware, setup: TrainingSetup) -> float:
     measured kernel ceilings (catalog/data/kernel_ceilings.yaml, e.g. GB200 0.381 / 0.500). No
     published NVFP4 training run is in the calibration set, so the fitted efficiency of FP8 and
     BF16 GEMMs (1.0 here) is carried to FP4 by that measured ratio rather than assumed equal.
-    Measured on the serving kernels; applying the same ceilings to BF16 and FP8 training GEMMs made
-    the fit worse (in sample 9.6% vs 7.6%), so only the FP4/FP8 ratio is used. Taking only the gap
-    between GPUs (each GPU's ceiling over the median GPU's at that precision, one gemm_e_max refit
-    over it; 2026-12-02) moved in sample 7.08 -> 7.04% but leave-one-family-out 7.62 -> 7.76% and
-    Blackwell dense FP8 10.2 -> 10.9%, so it is not used either."""
+    Measured on the serving kernels; applying the ceilings themselves to BF16 and FP8 training GEMMs
+    made the fit worse (in sample 9.6% vs 7.6%): only ratios are used, this one and the gap between
+    GPUs (`gemm_speed`)."""
     if PEAK_CLASS.get(setup.precision) != "fp4":
         return 1.0
     fp4, _ = fraction(hw.accelerator_id, "gemm_compute", "fp4")
     fp8, _ = fraction(hw.accelerator_id, "gemm_compute", "fp8")
     return fp4 / fp8
+
+
+@cache
+def _relative_ceiling(accelerator_id: str, part: str, precision: str) -> float:
+    """The GPU's measured kernel ceiling over the median of the measured GPUs' (catalog/data/
+    kernel_ceilings.yaml, AIConfigurator's kernel micro-benchmarks); 1.0 for a GPU not measured."""
+    own, measured = fraction(accelerator_id, part, precision)
+    if not measured:
+        return 1.0
+    table, _ = ceiling_table()
+    return own / median(float(e[part][precision]) for e in table.values() if precision in e.get(part, {}))
+
+
+def gemm_speed(hw: Hardware, setup: TrainingSetup) -> float:
+    """The GPU's large-GEMM ceiling at the training precision over the median GPU's: the fitted
+    gemm_e_max is one number for every GPU; the measured gap between GPUs rides on it (BF16: A100
+    0.839, H100 0.779, GB300 0.737, B200 0.654, GB200 0.610 of the datasheet peak; FP8: H100 0.616,
+    GB300 0.575, GB200 0.500). NVFP4 takes the FP8 gap (its own ratio is `fp4_share`).
+    Fitted with it (2026-12-04), in sample 6.73 -> 6.27%, leave-one-source-family-out 6.5%, and the
+    published GB300 / B300 / 26.02 Blackwell runs held out of the fit (tools/holdout_blackwell.py)
+    14.2 -> 13.2%."""
+    cls = PEAK_CLASS.get(setup.precision, "bf16")
+    return _relative_ceiling(hw.accelerator_id, "gemm_compute", "fp8" if cls == "fp4" else cls)
+
+
+def attention_speed(hw: Hardware) -> float:
+    """The GPU's fused-attention ceiling at BF16 over the median GPU's (GB300 0.532, H100 0.490,
+    GB200 0.438 of the BF16 peak; median 0.472): the fitted attention_eff is one number for every
+    GPU; the measured gap rides on it (Blackwell's tensor cores outrun its exponential units;
+    Blackwell Ultra doubles their rate). Fitted with it, the held-out Blackwell runs 15.1 -> 14.2%
+    at an unchanged in-sample error."""
+    return _relative_ceiling(hw.accelerator_id, "attention_compute", "bf16")
 
 
 def gemm_precision(setup: TrainingSetup, hw: Hardware) -> tuple[float, float]:

@@ -41,7 +41,7 @@ from . import offload
 from .data_parallel import data_parallel_s, exposed_s
 from .efficiency import gemm_time_s, memory_bound_s
 from .fitted import FITTED, TrainingConstants
-from .gemm_precision import fp4_share, gemm_precision
+from .gemm_precision import attention_speed, fp4_share, gemm_precision, gemm_speed
 from .layout import PEAK_CLASS, FloatArray, Hardware, Layout, TrainingSetup
 from .memory import training_memory_detail
 from .stages import resolve_stages
@@ -99,7 +99,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     peak, bytes_el = gemm_precision(setup, hw)
     s = layer_shapes(a)
 
-    e_max, t0 = hw.measured.gemm_constants(setup.precision, k.gemm_e_max * fp4_share(hw, setup),
+    e_max, t0 = hw.measured.gemm_constants(setup.precision, k.gemm_e_max * gemm_speed(hw, setup) * fp4_share(hw, setup),
                                            k.gemm_kernel_overhead_s)
 
     def gemm(flops: FloatArray) -> FloatArray:            # one kernel
@@ -147,7 +147,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
         # attention core's and are timed with it: an assumption, no hybrid run is in the calibration set
         core_flops = (attention_flops_per_token(a, setup.seq_len, causal=True) + ssm_scan_flops_per_token(a)
                       + indexer_flops_per_token(a, setup.seq_len)) / a.layers * tok / tp
-        core = core_flops / (hw.peak_flops_bf16 * k.attention_eff * setup.attention_relative_speed)
+        core_rate = hw.peak_flops_bf16 * k.attention_eff * attention_speed(hw) * setup.attention_relative_speed
+        core = core_flops / core_rate
         core_passes, scores = 3.5 + any_rc, 0.0 * tok
     else:  # QK^T and AV as batched GEMMs over the full s x s; softmax + dropout through HBM:
         # forward 9 B, backward 11 B per score element, a recompute repeats the forward.
@@ -232,8 +233,14 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
 
     dense_t = layer_terms(dense_mlp, dense_el, False)
     moe_t = layer_terms(moe_mlp, moe_el, True) if a.is_moe else dense_t
-    if a.is_moe and setup.moe_dropless:     # the per-layer host sync of dropless routing, each pass
-        moe_t["compute"] = moe_t["compute"] + a.moe_share * (2.0 + full) * k.moe_dropless_sync_s
+    if a.is_moe and setup.moe_dropless:
+        # Dropless routing brings the token counts to the host in every MoE layer and pass (they size
+        # the grouped GEMMs), so the host cannot run ahead of the GPU: a layer takes at least the
+        # host's time to issue its kernels. Bound by the host where kernels are small (one micro-batch
+        # of a small-expert model), by the GPU where they are large.
+        gpu = sum(moe_t.values())
+        host = a.moe_share * (2.0 + full) * k.moe_dropless_host_s
+        moe_t["compute"] = moe_t["compute"] + np.maximum(host - gpu, 0.0)
     head_t = {"compute": (3.0 - frozen) * head,
               "memory_bound": memory_bound_s(loss_bytes, hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)}
     # an MTP module: a layer and a head. A hybrid's (an attention and an MoE block: Nemotron 3 Super) is
