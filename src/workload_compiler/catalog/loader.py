@@ -150,6 +150,7 @@ class Catalog:
                 sys.scale_out_nics_per_node * sys.scale_out_nic_bits_per_s / 8 / sys.gpus_per_node),
             tdp_w=_known(acc.tdp_w),
             host_link_bytes_per_s=acc.host_link_bytes_per_s or acc.pcie_bandwidth_bytes_per_s,
+            tensor_flops_per_exp=acc.tensor_flops_per_exp,
             measured=self.measured_rates(acc.id, sys.id),
         )
 

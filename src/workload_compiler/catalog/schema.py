@@ -76,6 +76,10 @@ class Accelerator(BaseModel):
     host_link_bytes_per_s: float | None = Field(
         default=None, description="GPU <-> host memory over NVLink-C2C (Grace superchips), per GPU, per direction; "
         "unset: the PCIe link is the host link")
+    tensor_flops_per_exp: float | None = Field(
+        default=None, gt=0, description="dense BF16 tensor-core FLOPs an SM issues per clock over the "
+        "exponentials (MUFU.EX2) it issues per clock: where an attention kernel does fewer FLOPs per "
+        "softmax exponential, the exponentials bind; unset: not known, no such bound")
     reference_id: str | None = Field(
         default=None, description="id of the entry in the shared reference hardware.yaml it was taken from")
     source: str

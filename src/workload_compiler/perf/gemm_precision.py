@@ -26,7 +26,7 @@ def fp4_share(hw: Hardware, setup: TrainingSetup) -> float:
 
 
 @cache
-def _relative_ceiling(accelerator_id: str, part: str, precision: str) -> float:
+def relative_ceiling(accelerator_id: str, part: str, precision: str) -> float:
     """The GPU's measured kernel ceiling over the median of the measured GPUs' (catalog/data/
     kernel_ceilings.yaml, AIConfigurator's kernel micro-benchmarks); 1.0 for a GPU not measured."""
     own, measured = fraction(accelerator_id, part, precision)
@@ -45,16 +45,7 @@ def gemm_speed(hw: Hardware, setup: TrainingSetup) -> float:
     published GB300 / B300 / 26.02 Blackwell runs held out of the fit (tools/holdout_blackwell.py)
     14.2 -> 13.2%."""
     cls = PEAK_CLASS.get(setup.precision, "bf16")
-    return _relative_ceiling(hw.accelerator_id, "gemm_compute", "fp8" if cls == "fp4" else cls)
-
-
-def attention_speed(hw: Hardware) -> float:
-    """The GPU's fused-attention ceiling at BF16 over the median GPU's (GB300 0.532, H100 0.490,
-    GB200 0.438 of the BF16 peak; median 0.472): the fitted attention_eff is one number for every
-    GPU; the measured gap rides on it (Blackwell's tensor cores outrun its exponential units;
-    Blackwell Ultra doubles their rate). Fitted with it, the held-out Blackwell runs 15.1 -> 14.2%
-    at an unchanged in-sample error."""
-    return _relative_ceiling(hw.accelerator_id, "attention_compute", "bf16")
+    return relative_ceiling(hw.accelerator_id, "gemm_compute", "fp8" if cls == "fp4" else cls)
 
 
 def gemm_precision(setup: TrainingSetup, hw: Hardware) -> tuple[float, float]:

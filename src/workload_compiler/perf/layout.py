@@ -180,4 +180,6 @@ class Hardware:
     tdp_w: float
     # GPU <-> host memory, per direction (PCIe or NVLink-C2C); None: not in the catalog (no offload)
     host_link_bytes_per_s: float | None = None
+    # dense BF16 tensor FLOPs per softmax exponential, per SM and clock (catalog); None: not known
+    tensor_flops_per_exp: float | None = None
     measured: MeasuredRates = MeasuredRates()   # rates measured on this machine (none: fitted constants)

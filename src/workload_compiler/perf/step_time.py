@@ -38,10 +38,11 @@ from ..arch.lora import adapter_traffic_elements, lora_adapter_params
 from ..arch.model import ModelArch
 from . import collectives as coll
 from . import offload
+from .attention_rate import BACKWARD_FLOPS_RATIO, REFERENCE_FLOPS_PER_EXP, attention_speed, flops_per_exp, softmax_bound
 from .data_parallel import data_parallel_s, exposed_s
 from .efficiency import gemm_time_s, memory_bound_s
 from .fitted import FITTED, TrainingConstants
-from .gemm_precision import attention_speed, fp4_share, gemm_precision, gemm_speed
+from .gemm_precision import fp4_share, gemm_precision, gemm_speed
 from .layout import PEAK_CLASS, FloatArray, Hardware, Layout, TrainingSetup
 from .memory import training_memory_detail
 from .stages import resolve_stages
@@ -145,14 +146,19 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     if setup.flash_attention:
         # the Mamba-2 scans (Megatron-LM's 7 d_inner d_state per token) run as fused kernels like the
         # attention core's and are timed with it: an assumption, no hybrid run is in the calibration set
-        core_flops = (attention_flops_per_token(a, setup.seq_len, causal=True) + ssm_scan_flops_per_token(a)
-                      + indexer_flops_per_token(a, setup.seq_len)) / a.layers * tok / tp
         core_rate = hw.peak_flops_bf16 * k.attention_eff * attention_speed(hw) * setup.attention_relative_speed
-        core = core_flops / core_rate
+        per_layer = tok / tp / a.layers / core_rate
+        # the attention scores' passes, each as long as its FLOPs or its softmax exponentials take
+        softmax = attention_flops_per_token(a, setup.seq_len, causal=True) * per_layer
+        fused = (ssm_scan_flops_per_token(a) + indexer_flops_per_token(a, setup.seq_len)) * per_layer
+        fpe = flops_per_exp(a) or REFERENCE_FLOPS_PER_EXP
+        core_fwd = softmax * softmax_bound(hw, fpe) + fused
+        core_bwd = BACKWARD_FLOPS_RATIO * (softmax * softmax_bound(hw, BACKWARD_FLOPS_RATIO * fpe) + fused)
         core_passes, scores = 3.5 + any_rc, 0.0 * tok
     else:  # QK^T and AV as batched GEMMs over the full s x s; softmax + dropout through HBM:
         # forward 9 B, backward 11 B per score element, a recompute repeats the forward.
-        core = 2 * gemm(attention_flops_per_token(a, setup.seq_len, causal=False) / a.layers * tok / tp / 2)
+        core_fwd = 2 * gemm(attention_flops_per_token(a, setup.seq_len, causal=False) / a.layers * tok / tp / 2)
+        core_bwd = 2.0 * core_fwd
         core_passes = 3.0 + any_rc
         scores = a.attention_heads / tp * tok * seq * (20.0 + 9.0 * any_rc)
 
@@ -192,7 +198,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
     bw, lat = coll.link_bw_latency(tp * cp, hw)
     kv = tok * s.kv_dim / np.minimum(tp, s.kv_split) * 2.0
     hop = a.attention_share * (cp - 1.0) * coll.p2p_s(kv, bw, lat) * (cp > 1)
-    cp_layer = (1.0 + full) * exposed_s(hop, core, k) + exposed_s(2 * hop, 2.5 * core, k)
+    cp_layer = (1.0 + full) * exposed_s(hop, core_fwd, k) + exposed_s(2 * hop, core_bwd, k)
     if a.mamba_layers:
         # Mamba-2 under cp (Megatron-Core ssm/mamba_context_parallel.py): all-to-alls from sequence to
         # head sharding before the conv and scan (z, x, B, C, dt) and back after (y), forward and
@@ -219,7 +225,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
         moved = k.elementwise_mult * tok * (2.0 * elements + cast + again)
         gemms = passes * (attn + mamba + mlp_time) + up_proj
         tp_layer = exposed_s(tp_comm, gemms, k) if setup.tp_comm_overlap else tp_comm
-        compute = gemms + core_passes * core
+        compute = gemms + (1.0 + any_rc) * core_fwd + core_bwd
         bound = memory_bound_s(bw_passes * moved + scores + core_passes * ssd_bytes + 3.0 * lora_bytes,
                                hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)
         # EP overlap (Megatron-Core's combined 1F1B, core.pipeline_parallel.combined_1f1b: "EP A2A in

@@ -1,0 +1,49 @@
+"""How fast a GPU runs the fused attention core (FlashAttention) of training, relative to the fitted
+attention efficiency: the measured gap between GPUs, and the softmax exponentials where they bind."""
+
+from __future__ import annotations
+
+from ..arch.model import ModelArch
+from .gemm_precision import relative_ceiling
+from .layout import Hardware
+
+# The kernel ceilings were measured on attention of head dim 128 (catalog/data/kernel_ceilings.yaml):
+# QK^T and AV together do 4 x 128 FLOPs per score, one exponential each.
+REFERENCE_FLOPS_PER_EXP = 512.0
+# FlashAttention's backward recomputes each score's exponential once and does 2.5x the forward's
+# FLOPs (S again, dP, dV, dQ, dK: five products of the two the forward has).
+BACKWARD_FLOPS_RATIO = 2.5
+
+
+def attention_speed(hw: Hardware) -> float:
+    """The GPU's fused-attention ceiling at BF16 over the median GPU's (GB300 0.532, H100 0.490,
+    GB200 0.438 of the BF16 peak; median 0.472): the fitted attention_eff is one number for every
+    GPU; the measured gap rides on it (Blackwell's tensor cores outrun its exponential units;
+    Blackwell Ultra doubles their rate). Fitted with it, the held-out Blackwell runs 15.1 -> 14.2%
+    at an unchanged in-sample error."""
+    return relative_ceiling(hw.accelerator_id, "attention_compute", "bf16")
+
+
+def flops_per_exp(a: ModelArch) -> float:
+    """FLOPs of QK^T and AV per attention score (each score one softmax exponential): 2 (d_qk + d_v),
+    4 x head_dim in plain attention, 640 in DeepSeek's MLA (192 + 128)."""
+    if a.is_mla:
+        return 2.0 * (a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim + a.mla_v_head_dim)
+    return 4.0 * a.head_dim
+
+
+def softmax_bound(hw: Hardware, flops_per_score: float) -> float:
+    """How much longer than its FLOPs say an attention pass takes because the exponentials bind,
+    relative to head dim 128 where the ceilings were measured: max(1, E / F) / max(1, E / 512), with
+    E the tensor FLOPs an SM issues per exponential (catalog tensor_flops_per_exp: A100 128, Hopper
+    256, Blackwell 512, Blackwell Ultra 256) and F the pass's FLOPs per score. A pass whose tensor
+    work per score is below E waits on the special-function units (FlashAttention-4's analysis of
+    Blackwell). Hopper and Blackwell Ultra are never bound at head dim 64 or more; Blackwell's
+    forward at head dim 64 (GPT-OSS) takes twice its FLOP time. 1.0 where E is not known."""
+    e = hw.tensor_flops_per_exp
+    if e is None:
+        return 1.0
+    return max(1.0, e / flops_per_score) / max(1.0, e / REFERENCE_FLOPS_PER_EXP)
+
+
+__all__ = ["BACKWARD_FLOPS_RATIO", "REFERENCE_FLOPS_PER_EXP", "attention_speed", "flops_per_exp", "softmax_bound"]
