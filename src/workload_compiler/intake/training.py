@@ -32,6 +32,12 @@ class TrainingRun(Strict):
     tokens: Count | None = limited(None, ge=1, le=L.MAX_TOKENS, why=L.TOKENS, description="training tokens, e.g. 300B")
     seq_len: int | None = limited(None, gt=0, le=L.MAX_SEQ, why=L.SEQ)
     global_batch_size: int | None = limited(None, gt=0, le=L.MAX_BATCH, why=L.BATCH, description="sequences per step")
+    document_tokens: int | None = limited(
+        None, gt=0, le=L.MAX_SEQ, why=L.SEQ,
+        description="mean tokens per document where several documents are packed into each sequence and "
+        "attention stays within each (NeMo / Megatron-Bridge packed SFT and PEFT, FlashAttention varlen with "
+        "cu_seqlens): the attention core then spans a document, not the sequence; unset: one document per "
+        "sequence (pretraining)")
     precision: TrainingPrecision | None = None
     optimizer: Literal["adam"] | None = None
     framework: str | None = Field(

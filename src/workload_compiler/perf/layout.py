@@ -111,6 +111,9 @@ class TrainingSetup:
 
     seq_len: int
     global_batch_size: int      # sequences per optimizer step
+    # Packed documents with attention kept within each (varlen FlashAttention): the mean document
+    # length, the span of the fused attention core; None: one document fills each sequence.
+    document_tokens: int | None = None
     precision: str              # bf16 | fp16 | fp8 | mxfp8 | nvfp4
     # Fused (FlashAttention-style) attention core. False = the pre-2022 unfused path: QK^T and AV as
     # batched GEMMs plus a memory-bound softmax/dropout over the s x s scores (Megatron-LM 2021-22).

@@ -149,7 +149,8 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
         core_rate = hw.peak_flops_bf16 * k.attention_eff * attention_speed(hw) * setup.attention_relative_speed
         per_layer = tok / tp / a.layers / core_rate
         # the attention scores' passes, each as long as its FLOPs or its softmax exponentials take
-        softmax = attention_flops_per_token(a, setup.seq_len, causal=True) * per_layer
+        # packed documents: each query attends within its own document (varlen kernels skip the rest)
+        softmax = attention_flops_per_token(a, setup.document_tokens or setup.seq_len, causal=True) * per_layer
         fused = (ssm_scan_flops_per_token(a) + indexer_flops_per_token(a, setup.seq_len)) * per_layer
         fpe = flops_per_exp(a) or REFERENCE_FLOPS_PER_EXP
         core_fwd = softmax * softmax_bound(hw, fpe) + fused

@@ -121,7 +121,14 @@ def resolve_setup(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved
         overlap = trace.assumed("compute.parallelism.tp_comm_overlap", True,
                                 "NeMo / Megatron-Bridge performance recipes overlap TP communication with the GEMMs "
                                 "(Transformer Engine userbuffers) whenever tp > 1")
+    documents = w.training.document_tokens
+    if documents is not None:
+        trace.given("training.document_tokens", documents)
+        if documents > run.seq_len:
+            raise InputError("training.document_tokens", documents,
+                             f"at most training.seq_len ({run.seq_len:,}): documents are packed into a sequence")
     setup = TrainingSetup(seq_len=run.seq_len, global_batch_size=run.global_batch_size, precision=run.precision,
+                          document_tokens=documents,
                           flash_attention=kernel != "unfused",
                           attention_relative_speed=FA1_RELATIVE_SPEED if kernel == "flash_v1" else 1.0,
                           moe_dropless=dropless,
