@@ -1,0 +1,35 @@
+"""tools/holdout_blackwell.py: the published Megatron-Bridge runs the calibration set leaves out become
+records of the calibration format, none of them a calibration record, each compiled as a user would."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+from shared_data import REPO_ROOT, calibration_dir, require
+from workload_compiler.validation.suites import find_calibration_dir
+from workload_compiler.validation.training_intake import load_records, record_intake
+
+
+def _tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("holdout_blackwell", REPO_ROOT / "tools" / "holdout_blackwell.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_held_out_row_becomes_a_record_the_suite_compiles_and_none_is_calibration() -> None:
+    """37 rows: the 25.11 DGX-GB300 table (9) and the 26.02 GB300, GB200, B300 and B200 rows (28)."""
+    calibration = find_calibration_dir(require(calibration_dir()))
+    records = _tool().records(Path(calibration))
+    assert len(records) == 37
+    known = {r["id"] for r in load_records(Path(calibration))}
+    systems = {r["hardware"]["accelerator"] for r in records}
+    assert systems == {"GB300", "GB200", "B300", "B200"}
+    for rec in records:
+        assert rec["id"] not in known
+        ri = record_intake(rec)          # raises NotCompiled where the suite could not express it
+        assert ri.intake["compute"]["gpus"] == rec["hardware"]["count"]
+        assert ri.published_step_time_s is not None and ri.published_step_time_s > 0
