@@ -3,9 +3,11 @@ attention efficiency: the measured gap between GPUs, and the softmax exponential
 
 from __future__ import annotations
 
+from ..arch.counts import attention_flops_per_token, indexer_flops_per_token, ssm_scan_flops_per_token
 from ..arch.model import ModelArch
+from .fitted import TrainingConstants
 from .gemm_precision import relative_ceiling
-from .layout import Hardware
+from .layout import FloatArray, Hardware, TrainingSetup
 
 # The kernel ceilings were measured on attention of head dim 128 (catalog/data/kernel_ceilings.yaml):
 # QK^T and AV together do 4 x 128 FLOPs per score, one exponential each.
@@ -46,4 +48,23 @@ def softmax_bound(hw: Hardware, flops_per_score: float) -> float:
     return max(1.0, e / flops_per_score) / max(1.0, e / REFERENCE_FLOPS_PER_EXP)
 
 
-__all__ = ["BACKWARD_FLOPS_RATIO", "REFERENCE_FLOPS_PER_EXP", "attention_speed", "flops_per_exp", "softmax_bound"]
+def fused_core_s(a: ModelArch, setup: TrainingSetup, hw: Hardware, k: TrainingConstants,
+                 rows: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """(forward, backward) seconds of one layer's fused cores for `rows` tokens per GPU (a micro-batch
+    over cp and tp): the causal scores at the fitted efficiency x the GPU's gap to the median, each
+    pass stretched where the exponentials bind; over a packed document's span where documents share
+    a sequence (varlen kernels skip the other documents' keys). The Mamba-2 scans (Megatron-LM's
+    7 d_inner d_state per token) and the DSA indexer run as fused kernels like it and are timed
+    with it: an assumption, no hybrid run is in the calibration set."""
+    rate = hw.peak_flops_bf16 * k.attention_eff * attention_speed(hw) * setup.attention_relative_speed
+    per_layer = rows / a.layers / rate
+    softmax = attention_flops_per_token(a, setup.document_tokens or setup.seq_len, causal=True) * per_layer
+    fused = (ssm_scan_flops_per_token(a) + indexer_flops_per_token(a, setup.seq_len)) * per_layer
+    fpe = flops_per_exp(a) or REFERENCE_FLOPS_PER_EXP
+    forward = softmax * softmax_bound(hw, fpe) + fused
+    backward = BACKWARD_FLOPS_RATIO * (softmax * softmax_bound(hw, BACKWARD_FLOPS_RATIO * fpe) + fused)
+    return forward, backward
+
+
+__all__ = ["BACKWARD_FLOPS_RATIO", "REFERENCE_FLOPS_PER_EXP", "attention_speed", "flops_per_exp", "fused_core_s",
+           "softmax_bound"]

@@ -7,14 +7,18 @@ stage (1F1B; Narayanan et al. 2021, arXiv:2104.04473 §2.2):
 
 t_mb is one micro-batch on one stage (L/pp layers; head and loss spread over the stages):
 - GEMMs (forward, 2x backward, +1 forward under full recompute) at the size-dependent
-  efficiency of perf/efficiency.py and the peak of the training precision; with FP8 only the
+  efficiency of perf/efficiency.py (its ceiling the fitted one times the GPU's measured gap to the
+  median GPU, perf/gemm_precision.py) and the peak of the training precision; with FP8 only the
   GEMMs run at the FP8 peak;
 - the attention core: fused (FlashAttention: forward, backward 2.5x as it recomputes the scores,
-  +1 forward under any recompute) at a fitted fraction of the BF16 peak, or unfused (2021-22
-  Megatron: batched GEMMs plus a memory-bound softmax over the s x s scores);
+  +1 forward under any recompute) at a fitted fraction of the BF16 peak times the GPU's measured
+  gap to the median GPU, longer where the softmax exponentials bind (perf/attention_rate.py), over
+  a packed document's span where documents share a sequence; or unfused (2021-22 Megatron: batched
+  GEMMs plus a memory-bound softmax over the s x s scores);
 - memory-bound kernels (norms, residuals, activations, rotary, FP8 casts, loss) over HBM;
 - a fitted exposed share of the tensor-parallel all-reduces, the context-parallel KV ring beyond
-  what the attention core hides, and the expert all-to-alls.
+  what the attention core hides, and the expert all-to-alls;
+- under dropless MoE routing, a fitted floor: an MoE layer takes at least the host's time to issue it.
 Collectives come from perf/collectives.py; the fitted constants from perf/fitted.py. Everything
 broadcasts over the `Layout` arrays: one layout and a million run the same code.
 """
@@ -28,17 +32,15 @@ import numpy as np
 
 from ..arch.counts import (
     attention_flops_per_token,
-    indexer_flops_per_token,
     layer_shapes,
     mla_up_projections,
-    ssm_scan_flops_per_token,
     training_flops_per_token,
 )
 from ..arch.lora import adapter_traffic_elements, lora_adapter_params
 from ..arch.model import ModelArch
 from . import collectives as coll
 from . import offload
-from .attention_rate import BACKWARD_FLOPS_RATIO, REFERENCE_FLOPS_PER_EXP, attention_speed, flops_per_exp, softmax_bound
+from .attention_rate import fused_core_s
 from .data_parallel import data_parallel_s, exposed_s
 from .efficiency import gemm_time_s, memory_bound_s
 from .fitted import FITTED, TrainingConstants
@@ -144,17 +146,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
             moe_mlp = moe_mlp + dense_mlp
     head = gemm(2 * tok * h * a.vocab_size / tp)
     if setup.flash_attention:
-        # the Mamba-2 scans (Megatron-LM's 7 d_inner d_state per token) run as fused kernels like the
-        # attention core's and are timed with it: an assumption, no hybrid run is in the calibration set
-        core_rate = hw.peak_flops_bf16 * k.attention_eff * attention_speed(hw) * setup.attention_relative_speed
-        per_layer = tok / tp / a.layers / core_rate
-        # the attention scores' passes, each as long as its FLOPs or its softmax exponentials take
-        # packed documents: each query attends within its own document (varlen kernels skip the rest)
-        softmax = attention_flops_per_token(a, setup.document_tokens or setup.seq_len, causal=True) * per_layer
-        fused = (ssm_scan_flops_per_token(a) + indexer_flops_per_token(a, setup.seq_len)) * per_layer
-        fpe = flops_per_exp(a) or REFERENCE_FLOPS_PER_EXP
-        core_fwd = softmax * softmax_bound(hw, fpe) + fused
-        core_bwd = BACKWARD_FLOPS_RATIO * (softmax * softmax_bound(hw, BACKWARD_FLOPS_RATIO * fpe) + fused)
+        core_fwd, core_bwd = fused_core_s(a, setup, hw, k, tok / tp)
         core_passes, scores = 3.5 + any_rc, 0.0 * tok
     else:  # QK^T and AV as batched GEMMs over the full s x s; softmax + dropout through HBM:
         # forward 9 B, backward 11 B per score element, a recompute repeats the forward.
