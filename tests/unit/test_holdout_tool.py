@@ -33,3 +33,27 @@ def test_every_held_out_row_becomes_a_record_the_suite_compiles_and_none_is_cali
         ri = record_intake(rec)          # raises NotCompiled where the suite could not express it
         assert ri.intake["compute"]["gpus"] == rec["hardware"]["count"]
         assert ri.published_step_time_s is not None and ri.published_step_time_s > 0
+
+
+def _inference_tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("holdout_inference", REPO_ROOT / "tools" / "holdout_inference.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_held_out_serving_rows_are_not_calibration_rows() -> None:
+    """114 rows of TensorRT-LLM's v1.0-era perf-overview, each a column the calibration set left out."""
+    from workload_compiler.validation.inference_intake import load_inference
+
+    rows = _inference_tool().records()
+    assert len(rows) == 114
+    def key(e: dict[str, object]) -> tuple[object, ...]:
+        return e["model"], e["hardware"], e["tp"], e["isl"], e["osl"]
+
+    entries = load_inference(Path(find_calibration_dir(require(calibration_dir()))))["entries"]
+    known = {key(e) for e in entries if e.get("isl") is not None}
+    assert len(known) >= 100            # the calibration's own rows of the same tables
+    assert not known & {key(r) for r in rows}
+    assert all(r["measured"]["output_tok_s_per_gpu"] > 0 for r in rows)
