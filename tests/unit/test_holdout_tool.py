@@ -12,8 +12,9 @@ from workload_compiler.validation.suites import find_calibration_dir
 from workload_compiler.validation.training_intake import load_records, record_intake
 
 
-def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("holdout_blackwell", REPO_ROOT / "tools" / "holdout_blackwell.py")
+def _tool(name: str = "holdout_blackwell") -> ModuleType:
+    """A script of tools/ (not a package) loaded as a module."""
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "tools" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -35,19 +36,11 @@ def test_every_held_out_row_becomes_a_record_the_suite_compiles_and_none_is_cali
         assert ri.published_step_time_s is not None and ri.published_step_time_s > 0
 
 
-def _inference_tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("holdout_inference", REPO_ROOT / "tools" / "holdout_inference.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_held_out_serving_rows_are_not_calibration_rows() -> None:
     """114 rows of TensorRT-LLM's v1.0-era perf-overview, each a column the calibration set left out."""
     from workload_compiler.validation.inference_intake import load_inference
 
-    rows = _inference_tool().records()
+    rows = _tool("holdout_inference").records()
     assert len(rows) == 114
     def key(e: dict[str, object]) -> tuple[object, ...]:
         return e["model"], e["hardware"], e["tp"], e["isl"], e["osl"]
