@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from workload_compiler.arch.model import ModelArch
@@ -56,3 +58,21 @@ def test_measured_attention_ceilings_order_the_gpus() -> None:
     gb300, h100, gb200 = (attention_speed(CAT.hardware(g)) for g in ("gb300", "h100-sxm", "gb200"))
     assert gb300 > h100 > 1.0 > gb200
     assert gb300 / gb200 == pytest.approx(0.532 / 0.438, rel=1e-9)
+
+
+def test_a_gpu_without_measured_kernels_says_it_runs_at_the_median() -> None:
+    """AIConfigurator measured no MI300X kernels (kernel_ceilings.yaml lists NVIDIA GPUs only): its
+    GEMMs and attention take the median measured GPU's share, and the compile lists that assumption;
+    an H100 (measured) has none."""
+    from workload_compiler import compile_workload
+    from workload_compiler.provenance import Source
+
+    def spec(acc: str) -> Any:
+        return compile_workload({"kind": "training", "model": {"preset": "llama3.1-8b"},
+                                 "training": {"tokens": "1B", "seq_len": 4096, "global_batch_size": 64,
+                                              "precision": "bf16"},
+                                 "compute": {"accelerator": acc, "gpus": 8}})
+
+    assert spec("mi300x").provenance["compute.kernel_efficiency"].source == Source.ASSUMED
+    assert "compute.kernel_efficiency" not in spec("h100-sxm").provenance
+    assert attention_speed(CAT.hardware("mi300x")) == 1.0

@@ -34,7 +34,7 @@ from .gpu_count import MAX_SEARCH_GPUS, TOP_K, GpuChoice, choose_gpus
 from .infrastructure import build_training_infrastructure, layer_dict
 from .result import BottleneckLayer, ComputeLayer, ObjectiveLayer, ParallelismOut, SearchSummary, SystemSpec
 from .training_defaults import DEFAULT_ACCELERATOR, TrainingRunResolved, resolve_run
-from .training_setup import check_host_link, resolve_setup
+from .training_setup import check_host_link, note_unmeasured_kernels, resolve_setup
 
 STEP_FORMULA = "training step-time model (perf/step_time.py)"
 MEMORY_FORMULA = "training memory model (perf/memory.py)"
@@ -61,6 +61,7 @@ def resolve_training(w: TrainingWorkload, catalog: Catalog) -> ResolvedTraining:
     hw = resolve_hardware(w.compute, catalog, trace, w.fabric.node_scale_out_bandwidth)
     setup = resolve_setup(w, arch, run, trace)
     check_precision(setup, hw)
+    note_unmeasured_kernels(hw, setup, trace)
     check_host_link(w.compute.parallelism.activation_offload_layers, hw)
     return ResolvedTraining(arch=arch, run=run, hardware=hw, setup=setup, trace=trace)
 

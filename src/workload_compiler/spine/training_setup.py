@@ -7,9 +7,10 @@ named rule; traced.
 from __future__ import annotations
 
 from ..arch.model import ModelArch
+from ..catalog.kernel_ceilings import fraction
 from ..errors import InputError
 from ..intake.training import TrainingWorkload
-from ..perf.layout import RECOMPUTE_NAMES, Hardware, TrainingSetup, recompute_modes_for
+from ..perf.layout import PEAK_CLASS, RECOMPUTE_NAMES, Hardware, TrainingSetup, recompute_modes_for
 from ..perf.step_time import FA1_RELATIVE_SPEED
 from ..provenance import Trace
 from .training_defaults import TrainingRunResolved
@@ -137,3 +138,16 @@ def resolve_setup(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved
                           grad_reduce_bytes=4.0 if grad_dtype == "fp32" else 2.0,
                           framework=run.framework, lora=run.lora)
     return setup
+
+
+def note_unmeasured_kernels(hw: Hardware, setup: TrainingSetup, trace: Trace) -> None:
+    """The step model carries each GPU's measured GEMM and attention kernel ceilings as ratios to the
+    median GPU's (perf/gemm_precision.py, perf/attention_rate.py); a GPU without a measurement runs
+    at the median's: an assumption, listed."""
+    cls = PEAK_CLASS.get(setup.precision, "bf16")
+    parts = {"GEMM": ("gemm_compute", "fp8" if cls == "fp4" else cls), "attention": ("attention_compute", "bf16")}
+    missing = [name for name, (part, precision) in parts.items() if not fraction(hw.accelerator_id, part, precision)[1]]
+    if missing:
+        trace.assumed("compute.kernel_efficiency", "median measured GPU",
+                      f"{hw.accelerator_id} has no measured {' or '.join(missing)} kernel ceiling (catalog/data/"
+                      "kernel_ceilings.yaml): timed at the median measured GPU's share of its datasheet peak")
