@@ -1,6 +1,6 @@
 """Fit the training step-time constants (perf/fitted.py) on the published runs, and check them.
 
-    python tools/fit_training.py [--calibration DIR] [--params a,b,...] [--no-logo] [--table]
+    python tools/fit_training.py [--calibration DIR] [--params a,b,...] [--no-logo] [--by-generation] [--table]
 
 Every record of calibration/training_public.yaml and training_added.yaml is compiled from the
 intake a user would write (validation/training_suite.py); the compiled layout is then held fixed
@@ -18,6 +18,7 @@ import argparse
 import collections
 import dataclasses
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -45,8 +46,14 @@ def residuals(theta: np.ndarray, names: list[str], cases: list[TrainingCase],
     n records counts 1/sqrt(n)), so one long table does not set the constants for all the others."""
     k = constants_of(theta, names, base)
     sizes = collections.Counter(c.group for c in cases)
-    return np.array([np.log(step_row(c, k).predicted / c.record.published_step_time_s) / np.sqrt(sizes[c.group])
-                     for c in cases])
+    return np.array([np.log(step_row(c, k).predicted / _published(c)) / np.sqrt(sizes[c.group]) for c in cases])
+
+
+def _published(case: TrainingCase) -> float:
+    """The published step time (main() keeps only the cases that have one)."""
+    published = case.record.published_step_time_s
+    assert published is not None, case.id
+    return published
 
 
 def fit(cases: list[TrainingCase], names: list[str], base: TrainingConstants) -> TrainingConstants:
@@ -72,15 +79,23 @@ def print_groups(rows: list[Row], by: str, table: bool = False) -> None:
                 print(f"      {r.id[:58]:58s} {r.layout[:44]:44s} {r.error * 100:+6.1f}%")
 
 
-def leave_one_group_out(cases: list[TrainingCase], names: list[str], base: TrainingConstants) -> list[Row]:
+def leave_one_group_out(cases: list[TrainingCase], names: list[str], base: TrainingConstants,
+                        group_of: Callable[[TrainingCase], str] = lambda c: c.group) -> list[Row]:
+    """Each group predicted by constants fitted on the others only: by source family (the default),
+    or by GPU generation (`generation_of`: a new GPU, the case the product meets most)."""
     held: list[Row] = []
-    for g in sorted({c.group for c in cases}):
-        k = fit([c for c in cases if c.group != g], names, base)
-        rows = [step_row(c, k) for c in cases if c.group == g]
+    for g in sorted({group_of(c) for c in cases}):
+        k = fit([c for c in cases if group_of(c) != g], names, base)
+        rows = [step_row(c, k) for c in cases if group_of(c) == g]
         held += rows
         print(f"  hold out {g:16s} MAPE {mape(rows):6.1f}%  max {max_abs_error(rows):6.1f}%  ({len(rows)} records)"
               "  fit on the rest: " + ", ".join(f"{n}={getattr(k, n):.4g}" for n in names))
     return held
+
+
+def generation_of(case: TrainingCase) -> str:
+    """The GPU generation of a case: the first word of its kind ('Hopper dense fp8' -> 'Hopper')."""
+    return case.record.kind.split()[0]
 
 
 def kind_table(rows: list[Row]) -> dict[str, dict[str, float]]:
@@ -105,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--params", default=",".join(fitted), help="comma-separated constants to fit (default: all but "
                     "the held ones, perf/fitted.py HELD)")
     ap.add_argument("--no-logo", action="store_true", help="skip the leave-one-group-out check")
+    ap.add_argument("--by-generation", action="store_true",
+                    help="also hold out each GPU generation in turn (Ampere, Hopper, Blackwell)")
     ap.add_argument("--table", action="store_true", help="print every record")
     ap.add_argument("--write-uncertainty", type=Path, default=None,
                     help="write the held-out error per kind into this uncertainty.yaml (section training_step_time)")
@@ -135,6 +152,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    {kind:22s} {entry}")
         if args.write_uncertainty is not None:
             write_uncertainty(args.write_uncertainty, table, {"n": len(held), "mape_pct": round(mape(held), 2)})
+    if args.by_generation:
+        print("\nLeave-one-GPU-generation-out (each generation predicted by constants fitted on the others):")
+        fitted_cases = [c for c in cases if c.setup.lora is None]
+        by_generation = leave_one_group_out(fitted_cases, names, FITTED, generation_of)
+        print(f"  LOGEN overall MAPE {mape(by_generation):.2f}%  max {max_abs_error(by_generation):.1f}%")
     return 0
 
 
