@@ -16,6 +16,9 @@ Current result (2026-12-04, last refit; the history below keeps the figures of e
                             by kind: Hopper dense bf16 4.8, Ampere 5.0, Hopper dense fp8 5.5, Blackwell
                             dense fp8 8.1, Blackwell moe fp8 9.1, Hopper moe fp8 13.3, LoRA 13.9,
                             Blackwell moe bf16 22.5 (4 runs)
+    leave-one-generation-out (tools/fit_training.py --by-generation: a new GPU's case): Blackwell
+                            10.0% (33 runs; 11.8% with the model of the morning), Hopper 6.7% (162),
+                            Ampere 6.3% (35); the constants fitted without Blackwell move by 1-2%
     held out of every fit:  37 published Megatron-Bridge runs the calibration set does not hold
                             (every GB300 and B300 row, the 26.02 GB200 and B200 rows; NVFP4, MXFP8,
                             FP8, BF16; dense and MoE): MAPE 13.5% (tools/holdout_blackwell.py; it
