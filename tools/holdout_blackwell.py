@@ -8,9 +8,10 @@ transcribed below from the public repository (NVIDIA-NeMo/Megatron-Bridge docs/p
 @00b7660be0254ac6f95f44164ddd0c3e9cc798ed, section 25.11; docs/performance-summary-archive.md
 @0a25f911b2ed6c6905a539504fdb8e5b40e3438b, section 26.02). Each becomes a record in the calibration
 file format (the model block copied from the calibration set's record of the same model), is written
-to a temporary calibration directory and compiled by `wkc validate` from the intake a user would write,
-exactly as the calibration records are. The figure printed is the error on runs the constants never
-saw: newer releases and GPUs (GB300, B300), the generalization the product is judged on.
+to a temporary calibration directory and compiled by the suite `wkc validate` runs (validation/
+suites.py), from the intake a user would write, exactly as the calibration records are. The figure
+printed is the error on runs the constants never saw: newer releases and GPUs (GB300, B300), the
+generalization the product is judged on.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -26,7 +26,8 @@ from typing import Any
 
 import yaml
 
-from workload_compiler.validation.suites import find_calibration_dir
+from workload_compiler.validation.report import summarize, to_json
+from workload_compiler.validation.suites import find_calibration_dir, training_suite
 
 SUMMARY_2511 = ("NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md @00b7660be0254ac6f95f44164ddd0c3e9cc798ed, "
                 "section '25.11 NeMo Container'")
@@ -126,9 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         (d / "training_public.yaml").write_text(yaml.safe_dump({"meta": meta, "records": []}), encoding="utf-8")
         (d / "training_added.yaml").write_text(yaml.safe_dump({"meta": meta, "records": records(calibration)},
                                                               sort_keys=False), encoding="utf-8")
-        done = subprocess.run([sys.executable, "-m", "workload_compiler.cli.main", "validate", "--suite", "training",
-                               "--calibration", str(d), "--json"], capture_output=True, text=True, check=True)
-    report = json.loads(done.stdout)
+        report = to_json(summarize(*training_suite(d)))
     if args.json:
         args.json.write_text(json.dumps(report, indent=1), encoding="utf-8")
     rows = [r for g in report["groups"].values() for r in g["records"]]

@@ -8,8 +8,8 @@ and H100 rows from) publishes columns the calibration set leaves out: GB200 (Lla
 405B, Qwen3-30B-A3B), B200 Qwen3-30B-A3B, Llama 4 Maverick on B200, H200 and H100, and the RTX PRO 6000
 Blackwell Server Edition at TP 1-8 (its PP columns are left out: offline pipeline parallelism is not
 modelled). They are transcribed below, written as records of the calibration format to a temporary
-directory and compiled by `wkc validate --suite inference`, as the calibration rows are: the error on
-serving runs no constant was fitted on (other GPUs, other model families).
+directory and compiled by the suite `wkc validate --suite inference` runs, as the calibration rows
+are: the error on serving runs no constant was fitted on (other GPUs, other model families).
 """
 
 from __future__ import annotations
@@ -17,13 +17,15 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from workload_compiler.validation.report import summarize, to_json
+from workload_compiler.validation.suites import inference_suite
 
 SOURCE = ("github:NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md "
           "@00f37686aa854010d68bcbd0f4ab000221541ca6 (v1.0-era)")
@@ -75,9 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         (d / "training_public.yaml").write_text(yaml.safe_dump({"records": []}), encoding="utf-8")
         (d / "inference_public.yaml").write_text(yaml.safe_dump({"entries": records()}, sort_keys=False),
                                                  encoding="utf-8")
-        done = subprocess.run([sys.executable, "-m", "workload_compiler.cli.main", "validate", "--suite", "inference",
-                               "--calibration", str(d), "--json"], capture_output=True, text=True, check=True)
-    report = json.loads(done.stdout)
+        report = to_json(summarize(*inference_suite(d)))
     if args.json:
         args.json.write_text(json.dumps(report, indent=1), encoding="utf-8")
     columns: dict[str, list[float]] = collections.defaultdict(list)

@@ -91,10 +91,10 @@ class LayerShapes:
 def layer_shapes(a: ModelArch) -> LayerShapes:
     """The GEMM widths of one layer, for the step model and the LoRA adapters beside them."""
     h = a.hidden_size
-    d_v = a.mla_v_head_dim if a.is_mla else a.head_dim
+    d_qk, d_v = head_dims(a)
     o_in = a.attention_heads * d_v
     if a.is_mla:
-        kv_dim = a.attention_heads * (a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim + d_v)
+        kv_dim = a.attention_heads * (d_qk + d_v)
         kv_split = a.attention_heads
     else:
         kv_dim, kv_split = 2 * a.kv_heads * a.head_dim, a.kv_heads
@@ -205,22 +205,32 @@ def attention_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -
     FlashAttention computes), at most the window on sliding-window layers. Narayanan et al. Eq. 3
     counts it non-causal.
     """
-    if a.is_mla:
-        d_qk, d_v = a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim, a.mla_v_head_dim
-    else:
-        d_qk = d_v = a.head_dim
+    d_qk, d_v = head_dims(a)
     ctx = attention_context(a, seq_len, causal)
     return 2.0 * ctx * a.attention_heads * (d_qk + d_v) * a.attention_layers
 
 
-def indexer_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -> float:
-    """Forward FLOPs per token of the DSA lightning indexers, all attention layers: each query's
-    heads x head_dim score against every earlier key (2 FLOPs per multiply-add; causal: seq_len / 2
-    keys on average). Its projections are weights, counted with the matmuls."""
+def head_dims(a: ModelArch) -> tuple[int, int]:
+    """(query/key, value) size of one attention head: MLA's nope + rope key and its value head, else
+    head_dim for both."""
+    if a.is_mla:
+        return a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim, a.mla_v_head_dim
+    return a.head_dim, a.head_dim
+
+
+def indexer_flops_per_key(a: ModelArch) -> float:
+    """Forward FLOPs of the DSA lightning indexers for one query and one earlier key, all attention
+    layers: heads x head_dim multiply-adds each (0 without sparse attention)."""
     if not a.sparse_attention_topk:
         return 0.0
-    ctx = _mean_keys(seq_len, seq_len, causal)
-    return 2.0 * ctx * a.indexer_heads * a.indexer_head_dim * a.attention_layers
+    return 2.0 * a.indexer_heads * a.indexer_head_dim * a.attention_layers
+
+
+def indexer_flops_per_token(a: ModelArch, seq_len: int, causal: bool = True) -> float:
+    """Forward FLOPs per token of the DSA lightning indexers, all attention layers: each query scores
+    every earlier key (causal: seq_len / 2 keys on average). Its projections are weights, counted
+    with the matmuls."""
+    return _mean_keys(seq_len, seq_len, causal) * indexer_flops_per_key(a)
 
 
 def ssm_scan_flops_per_token(a: ModelArch) -> float:

@@ -56,13 +56,9 @@ def granite_fields(r: ConfigReader, hidden: int, layers: int) -> dict[str, Any]:
     layer_types, all Mamba when absent, as HF's layers_block_type) and its FFN ('E', or '-' without
     experts); the Mamba head size is expand x hidden / heads where written "auto"."""
     kinds = r.raw("layer_types") or r.raw("layers_block_type") or ["mamba"] * layers
-    mixers = {"mamba": MAMBA, "attention": ATTENTION}
-    if not isinstance(kinds, list) or len(kinds) != layers or not all(k in mixers for k in kinds):
-        raise InputError(FIELD, r.origin, f"layer_types: {layers} entries (num_hidden_layers), each 'mamba' or "
-                         "'attention'")
     experts = r.int_("moe_experts", _GRANITE_DEFAULTS["moe_experts"])
     ffn = MOE_BLOCK if experts > 0 else MLP_BLOCK
-    pattern = "".join(mixers[k] + ffn for k in kinds)
+    pattern = _mixer_and_ffn(r, kinds, layers, {"mamba": MAMBA, "attention": ATTENTION}, [ffn] * layers)
     heads = r.int_("mamba_heads", _GRANITE_DEFAULTS["mamba_heads"])
     head = r.raw("mamba_d_head")
     if head in (None, "auto"):
@@ -94,19 +90,22 @@ def qwen_next_fields(r: ConfigReader, layers: int, values: dict[str, Any]) -> di
     if kinds is None:
         interval = r.int_("full_attention_interval", 4)       # Qwen3NextConfig's default
         kinds = ["full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(layers)]
-    mixers = {"linear_attention": GATED_DELTA, "full_attention": ATTENTION}
-    if not isinstance(kinds, list) or len(kinds) != layers or not all(k in mixers for k in kinds):
-        raise InputError(FIELD, r.origin, f"layer_types: {layers} entries (num_hidden_layers), each "
-                         "'linear_attention' or 'full_attention'")
     moe = bool(values.get("moe_experts"))
     dense_only = set(r.raw("mlp_only_layers") or [])
     step = r.int_("moe_interval_step", 1)
     ffn = [MOE_BLOCK if moe and i not in dense_only and (i + 1) % step == 0 else MLP_BLOCK for i in range(layers)]
-    pattern = "".join(mixers[k] + f for k, f in zip(kinds, ffn, strict=True))
+    pattern = _mixer_and_ffn(r, kinds, layers, {"linear_attention": GATED_DELTA, "full_attention": ATTENTION}, ffn)
     gate = r.raw("attn_output_gate")
-    out: dict[str, Any] = {
-        "layers": len(pattern), "hybrid_pattern": pattern, "mamba_chunk_size": GATED_DELTA_CHUNK,
-        "attention_output_gate": True if gate is None else bool(gate),
-        **{ours: r.int_(ours) for ours in ("mamba_heads", "mamba_head_dim", "mamba_groups", "mamba_state_dim")},
-        "mamba_conv_kernel": r.int_("mamba_conv_kernel", 4)}
-    return out
+    return {"layers": len(pattern), "hybrid_pattern": pattern, "mamba_chunk_size": GATED_DELTA_CHUNK,
+            "attention_output_gate": True if gate is None else bool(gate),
+            **{ours: r.int_(ours) for ours in ("mamba_heads", "mamba_head_dim", "mamba_groups", "mamba_state_dim")},
+            "mamba_conv_kernel": r.int_("mamba_conv_kernel", 4)}
+
+
+def _mixer_and_ffn(r: ConfigReader, kinds: Any, layers: int, mixers: Mapping[str, str], ffn: list[str]) -> str:
+    """The pattern of a config that lists each layer's mixer: per layer, its mixer's block and its FFN
+    block (`ffn`, one per layer); `kinds` checked to name one of `mixers` for each of `layers`."""
+    if not isinstance(kinds, list) or len(kinds) != layers or not all(k in mixers for k in kinds):
+        allowed = " or ".join(f"'{k}'" for k in mixers)
+        raise InputError(FIELD, r.origin, f"layer_types: {layers} entries (num_hidden_layers), each {allowed}")
+    return "".join(mixers[k] + f for k, f in zip(kinds, ffn, strict=True))

@@ -17,7 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from ..arch.counts import attention_params, expert_params, mamba_params, mlp_params, param_counts
+from ..arch.counts import (
+    attention_params,
+    expert_params,
+    head_dims,
+    indexer_flops_per_key,
+    mamba_params,
+    mlp_params,
+    param_counts,
+)
 from ..arch.kv_cache import full_attention_layers, indexer_key_bytes, kv_bytes_per_token, ssm_state_bytes_per_sequence
 from ..arch.model import ModelArch
 from ..arch.weight_formats import weight_format
@@ -81,12 +89,8 @@ class ServedModel:
         if a.sliding_window and a.sliding_window_layers:
             w = np.minimum(float(a.sliding_window), ctx)
             ctx = (a.sliding_window_layers * w + (n - a.sliding_window_layers) * ctx) / n
-        if a.is_mla:
-            d_qk, d_v = a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim, a.mla_v_head_dim
-        else:
-            d_qk = d_v = a.head_dim
-        indexer = 2.0 * keys * a.indexer_heads * a.indexer_head_dim * n if a.sparse_attention_topk else 0.0
-        return np.asarray(2.0 * ctx * a.attention_heads * (d_qk + d_v) * n + indexer)
+        d_qk, d_v = head_dims(a)
+        return np.asarray(2.0 * ctx * a.attention_heads * (d_qk + d_v) * n + keys * indexer_flops_per_key(a))
 
     @property
     def ssm_state_bytes(self) -> float:

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from ..arch.counts import ssm_scan_flops_per_token
+from ..arch.counts import head_dims, ssm_scan_flops_per_token
 from ..perf import collectives
 from ..perf.layout import FloatArray, Hardware
 from . import fitted
@@ -117,8 +117,7 @@ def _gemm_groups(m: ServedModel, lay: ServingLayout, tokens_gpu: FloatArray, tok
     head_bytes = m.head_params * m.embedding_bytes_per_param / lay.tp / lay.pp   # once per step
     expert_bytes_total = m.expert_params * m.expert_bytes_per_param * stage / lay.moe_group
     dense_bytes = linear_weight_bytes(m) * stage / lay.tp
-    head_width = a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim if a.is_mla else a.head_dim
-    q_width = a.attention_heads * head_width
+    q_width = a.attention_heads * head_dims(a)[0]
     attn_params = m.attention_params * stage / lay.tp
     mlp_params = (m.dense_mlp_params + m.shared_params) * stage / lay.tp
     non_expert = max(m.attention_params + m.dense_mlp_params + m.shared_params + m.mamba_params, 1.0)

@@ -3,10 +3,11 @@ attention efficiency: the measured gap between GPUs, and the softmax exponential
 
 from __future__ import annotations
 
-from ..arch.counts import attention_flops_per_token, indexer_flops_per_token, ssm_scan_flops_per_token
+from ..arch.counts import attention_flops_per_token, head_dims, indexer_flops_per_token, ssm_scan_flops_per_token
 from ..arch.model import ModelArch
+from ..catalog.kernel_ceilings import fraction
 from .fitted import TrainingConstants
-from .gemm_precision import relative_ceiling
+from .gemm_precision import gemm_ceiling_precision, relative_ceiling
 from .layout import FloatArray, Hardware, TrainingSetup
 
 # The kernel ceilings were measured on attention of head dim 128 (catalog/data/kernel_ceilings.yaml):
@@ -26,12 +27,17 @@ def attention_speed(hw: Hardware) -> float:
     return relative_ceiling(hw.accelerator_id, "attention_compute", "bf16")
 
 
+def unmeasured_kernels(hw: Hardware, setup: TrainingSetup) -> list[str]:
+    """The kernels ('GEMM', 'attention') without a measured ceiling on this GPU: `gemm_speed` and
+    `attention_speed` take the median GPU's for them (1.0)."""
+    parts = {"GEMM": ("gemm_compute", gemm_ceiling_precision(setup)), "attention": ("attention_compute", "bf16")}
+    return [name for name, (part, precision) in parts.items() if not fraction(hw.accelerator_id, part, precision)[1]]
+
+
 def flops_per_exp(a: ModelArch) -> float:
     """FLOPs of QK^T and AV per attention score (each score one softmax exponential): 2 (d_qk + d_v),
     4 x head_dim in plain attention, 640 in DeepSeek's MLA (192 + 128)."""
-    if a.is_mla:
-        return 2.0 * (a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim + a.mla_v_head_dim)
-    return 4.0 * a.head_dim
+    return 2.0 * sum(head_dims(a))
 
 
 def softmax_bound(hw: Hardware, flops_per_score: float) -> float:
@@ -58,8 +64,9 @@ def fused_core_s(a: ModelArch, setup: TrainingSetup, hw: Hardware, k: TrainingCo
     with it: an assumption, no hybrid run is in the calibration set."""
     rate = hw.peak_flops_bf16 * k.attention_eff * attention_speed(hw) * setup.attention_relative_speed
     per_layer = rows / a.layers / rate
-    softmax = attention_flops_per_token(a, setup.document_tokens or setup.seq_len, causal=True) * per_layer
-    fused = (ssm_scan_flops_per_token(a) + indexer_flops_per_token(a, setup.seq_len)) * per_layer
+    span = setup.document_tokens or setup.seq_len
+    softmax = attention_flops_per_token(a, span, causal=True) * per_layer
+    fused = (ssm_scan_flops_per_token(a) + indexer_flops_per_token(a, span)) * per_layer
     fpe = flops_per_exp(a) or REFERENCE_FLOPS_PER_EXP
     forward = softmax * softmax_bound(hw, fpe) + fused
     backward = BACKWARD_FLOPS_RATIO * (softmax * softmax_bound(hw, BACKWARD_FLOPS_RATIO * fpe) + fused)
@@ -67,4 +74,4 @@ def fused_core_s(a: ModelArch, setup: TrainingSetup, hw: Hardware, k: TrainingCo
 
 
 __all__ = ["BACKWARD_FLOPS_RATIO", "REFERENCE_FLOPS_PER_EXP", "attention_speed", "flops_per_exp", "fused_core_s",
-           "softmax_bound"]
+           "softmax_bound", "unmeasured_kernels"]

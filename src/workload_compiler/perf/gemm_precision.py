@@ -46,8 +46,14 @@ def gemm_speed(hw: Hardware, setup: TrainingSetup) -> float:
     B300 / 26.02 Blackwell runs held out of every fit (tools/holdout_blackwell.py) 14.2 -> 13.2%.
     Tried alone on 2026-12-02 it had moved leave-one-family-out 7.62 -> 7.76%. A GPU not measured
     takes the median's (1.0), listed as an assumption (spine/training_setup.py)."""
+    return relative_ceiling(hw.accelerator_id, "gemm_compute", gemm_ceiling_precision(setup))
+
+
+def gemm_ceiling_precision(setup: TrainingSetup) -> str:
+    """The kernel-ceiling precision whose gap between GPUs the training GEMMs take: their peak class,
+    FP8's for NVFP4 (whose own FP4/FP8 ratio is `fp4_share`)."""
     cls = PEAK_CLASS.get(setup.precision, "bf16")
-    return relative_ceiling(hw.accelerator_id, "gemm_compute", "fp8" if cls == "fp4" else cls)
+    return "fp8" if cls == "fp4" else cls
 
 
 def gemm_precision(setup: TrainingSetup, hw: Hardware) -> tuple[float, float]:

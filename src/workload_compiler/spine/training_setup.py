@@ -7,10 +7,10 @@ named rule; traced.
 from __future__ import annotations
 
 from ..arch.model import ModelArch
-from ..catalog.kernel_ceilings import fraction
 from ..errors import InputError
 from ..intake.training import TrainingWorkload
-from ..perf.layout import PEAK_CLASS, RECOMPUTE_NAMES, Hardware, TrainingSetup, recompute_modes_for
+from ..perf.attention_rate import unmeasured_kernels
+from ..perf.layout import RECOMPUTE_NAMES, Hardware, TrainingSetup, recompute_modes_for
 from ..perf.step_time import FA1_RELATIVE_SPEED
 from ..provenance import Trace
 from .training_defaults import TrainingRunResolved
@@ -144,9 +144,7 @@ def note_unmeasured_kernels(hw: Hardware, setup: TrainingSetup, trace: Trace) ->
     """The step model carries each GPU's measured GEMM and attention kernel ceilings as ratios to the
     median GPU's (perf/gemm_precision.py, perf/attention_rate.py); a GPU without a measurement runs
     at the median's: an assumption, listed."""
-    cls = PEAK_CLASS.get(setup.precision, "bf16")
-    parts = {"GEMM": ("gemm_compute", "fp8" if cls == "fp4" else cls), "attention": ("attention_compute", "bf16")}
-    missing = [name for name, (part, precision) in parts.items() if not fraction(hw.accelerator_id, part, precision)[1]]
+    missing = unmeasured_kernels(hw, setup)
     if missing:
         trace.assumed("compute.kernel_efficiency", "median measured GPU",
                       f"{hw.accelerator_id} has no measured {' or '.join(missing)} kernel ceiling (catalog/data/"
