@@ -40,8 +40,7 @@ def mla_up_projections(a: ModelArch) -> tuple[float, float]:
     """Weights of multi-latent attention's (q, kv) up-projections: Q from the q low rank (from the
     hidden state when q is not factorized), K-nope and V from the kv low rank (DeepSeek-V2
     arXiv:2405.04434 §2.1.2). The tensors Megatron-Core's mla_up_proj recompute rebuilds."""
-    qk = a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim
-    q_up = (a.mla_q_lora_rank or a.hidden_size) * a.attention_heads * qk
+    q_up = (a.mla_q_lora_rank or a.hidden_size) * a.attention_heads * head_dims(a)[0]
     kv_up = a.mla_kv_lora_rank * a.attention_heads * (a.mla_qk_nope_head_dim + a.mla_v_head_dim)
     return float(q_up), float(kv_up)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..arch.counts import head_dims
 from ..arch.model import ModelArch
 from .saved_tensors import ACT_BYTES, MASK_BYTES, STAT_BYTES, SavedTensor, Sharding
 
@@ -19,8 +20,8 @@ def attention_tensors(a: ModelArch, flash: bool, dropout: bool, gemm_in: float,
         SavedTensor("attn_linear_in", gemm_in * h, "replicated", "linear_in"),
     ]
     if a.is_mla:
-        qk = a.mla_qk_nope_head_dim + a.mla_qk_rope_head_dim
-        q_dim, k_dim, v_dim = heads * qk, heads * qk, heads * a.mla_v_head_dim
+        qk, v = head_dims(a)
+        q_dim, k_dim, v_dim = heads * qk, heads * qk, heads * v
         mm: list[SavedTensor] = []
         if a.mla_q_lora_rank:
             r = a.mla_q_lora_rank
