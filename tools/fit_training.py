@@ -25,6 +25,7 @@ import numpy as np
 from scipy.optimize import least_squares  # type: ignore[import-untyped]
 
 from workload_compiler.perf.fitted import FITTED, HELD, TrainingConstants
+from workload_compiler.spine.uncertainty import error_spread
 from workload_compiler.validation.report import Row, mape, max_abs_error
 from workload_compiler.validation.suites import find_calibration_dir
 from workload_compiler.validation.training_intake import load_records
@@ -99,8 +100,9 @@ def generation_of(case: TrainingCase) -> str:
 
 
 def kind_table(rows: list[Row]) -> dict[str, dict[str, float]]:
-    """Per kind: n, MAPE and the band of the signed held-out errors (10th-90th percentile from 10
-    runs up, else smallest to largest), the rows of catalog/data/uncertainty.yaml."""
+    """Per kind: n, MAPE, the signed held-out errors' 10th-90th percentile from 10 runs up (else
+    smallest to largest) and the spread of the symmetric band the section uses (spine/uncertainty.py
+    error_spread): the rows of catalog/data/uncertainty.yaml."""
     by: dict[str, list[float]] = collections.defaultdict(list)
     for r in rows:
         by[r.kind].append(r.error)
@@ -109,7 +111,8 @@ def kind_table(rows: list[Row]) -> dict[str, dict[str, float]]:
         e = np.asarray(errs)
         lo, hi = (np.percentile(e, 10), np.percentile(e, 90)) if len(e) >= 10 else (e.min(), e.max())
         out[kind] = {"n": len(e), "mape_pct": round(float(np.mean(np.abs(e)) * 100), 2),
-                     "low": round(float(lo), 4), "high": round(float(hi), 4)}
+                     "low": round(float(lo), 4), "high": round(float(hi), 4),
+                     "abs_p80": round(error_spread(errs), 4)}
     return out
 
 
@@ -172,7 +175,7 @@ def write_uncertainty(path: Path, table: dict[str, dict[str, float]], overall: d
     doc["training_step_time"] = {
         "quantity": "the training step time (and the tokens/s, time to train and GPU count that follow from it)",
         "method": f"leave-one-source-family-out error (tools/fit_training.py, {datetime.date.today()})",
-        "defined_on": "time", "overall": overall, "kinds": table}
+        "defined_on": "time", "band": "symmetric", "overall": overall, "kinds": table}
     path.write_text(header + yaml.safe_dump(doc, sort_keys=False, width=110), encoding="utf-8")
     print(f"wrote {path}")
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from workload_compiler.validation.band_coverage import coverage
 from workload_compiler.validation.report import summarize, to_json
 from workload_compiler.validation.suites import find_calibration_dir, training_suite
 
@@ -138,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {r['id'][:52]:52s} {r['layout'][:46]:46s} {r['error_pct']:+7.1f}%")
     for kind, errs in sorted(kinds.items()):
         print(f"  {kind:24s} MAPE {sum(errs) / len(errs):5.1f}%  max {max(errs):5.1f}%  ({len(errs)} records)")
+    print("  " + coverage(rows, "training_step_time").line())
     for s in report["skipped"]:
         print(f"  not compiled: {s['id']}: {s['reason']}")
     print(f"HELD-OUT MAPE {report['overall_mape']:.2f}%  max {report['overall_max_abs_error']:.1f}%  "

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from workload_compiler.validation.band_coverage import coverage
 from workload_compiler.validation.report import summarize, to_json
 from workload_compiler.validation.suites import inference_suite
 
@@ -91,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     reasons = collections.Counter(s["reason"] for s in report["skipped"])
     for reason, n in reasons.items():
         print(f"  not compiled ({n} rows): {reason}")
+    rows = [r for g in report["groups"].values() for r in g["records"]]
+    print("  " + coverage(rows, "inference_throughput").line())
     n = sum(len(e) for e in columns.values())
     print(f"HELD-OUT MAPE {report['overall_mape']:.2f}%  max {report['overall_max_abs_error']:.1f}%  "
           f"({n} rows, {len(report['skipped'])} not compiled)")
