@@ -271,9 +271,10 @@ def _head_dim(hidden: int, heads: int, r: ConfigReader) -> int:
 def load_hf_config(path: str | Path) -> ModelArch:
     """Read a local config.json (or a folder holding one) and translate it; no network."""
     p = Path(path)
-    if p.is_dir():
-        p = p / "config.json"
     try:
+        # is_dir() too may raise: a name longer than the file system allows (ENAMETOOLONG)
+        if p.is_dir():
+            p = p / "config.json"
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.__class__.__name__

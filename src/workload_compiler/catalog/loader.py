@@ -25,6 +25,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..errors import CatalogGap, InputError, one_of
+from ..paths import existing_directory
 from ..perf.layout import Hardware, MeasuredRates
 from .schema import Accelerator, Nic, Switch, System
 
@@ -167,8 +168,7 @@ def load_catalog(user_dir: Path | None = None) -> Catalog:
     """
     if user_dir is None:
         return _package_catalog()
-    if not Path(user_dir).is_dir():
-        raise InputError("catalog_dir", str(user_dir), "an existing directory of catalog YAML files")
+    existing_directory(user_dir, "catalog_dir", "an existing directory of catalog YAML files")
     user_files = sorted(Path(user_dir).glob("*.yaml"))
     return _build(_merge(_read_files(_package_files()), _read_files(user_files)))
 

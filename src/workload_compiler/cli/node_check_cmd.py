@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import InputError
+from ..paths import existing_directory
 from .common import out, user_errors
 
 if TYPE_CHECKING:
@@ -87,8 +88,7 @@ def _fleet(directory: Path) -> FleetReport:
 
     from ..measure.fleet import compare
     from ..measure.node_readiness import NodeCheck
-    if not directory.is_dir():
-        raise InputError("--fleet", str(directory), "a directory of `wkc node-check --json` reports")
+    existing_directory(directory, "--fleet", "a directory of `wkc node-check --json` reports")
     checks: dict[str, NodeCheck] = {}
     for path in sorted(directory.glob("*.json")):
         try:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import InputError
+from ..paths import existing_directory
 from ..units import format_bytes_decimal, parse_bytes
 from .common import err, out, user_errors
 
@@ -82,8 +83,8 @@ def _run(size: str, formats: str, input_dir: Path | None, workdir: Path | None, 
     size_bytes = parse_bytes(size, "--size")
     if input_dir is None and not 1e5 <= size_bytes <= 1e11:
         raise InputError("--size", size, "between 100kB and 100GB")
-    if workdir is not None and not workdir.is_dir():
-        raise InputError("--workdir", str(workdir), "an existing directory")
+    if workdir is not None:
+        existing_directory(workdir, "--workdir", "an existing directory")
     root = input_dir or Path(tempfile.mkdtemp(prefix="wkc-profile-", dir=workdir))
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=err.get(), transient=True)

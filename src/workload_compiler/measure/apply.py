@@ -25,6 +25,7 @@ from typing import Any
 from ..catalog.loader import Catalog
 from ..errors import InputError
 from ..intake.measured import MeasuredIntake, MeasuredValue
+from ..paths import existing_directory
 from ..perf.layout import MeasuredRates
 from ..provenance import Source, Trace
 from ..spine.doc import plain
@@ -238,13 +239,7 @@ def read_library(directory: Path) -> tuple[list[tuple[str, str, MeasuredValue]],
     from pydantic import ValidationError
 
     from .calibration import RAW_SCHEMA, CalibrationFile
-    try:    # a name the file system refuses (too long, a bad byte) is an answer, not an OSError
-        is_dir = directory.is_dir()
-    except OSError as exc:
-        raise InputError("measured.calibration_dir", str(directory),
-                         f"an existing directory of `wkc calibrate` files ({exc.strerror})") from None
-    if not is_dir:
-        raise InputError("measured.calibration_dir", str(directory), "an existing directory of `wkc calibrate` files")
+    existing_directory(directory, "measured.calibration_dir", "an existing directory of `wkc calibrate` files")
     out: list[tuple[str, str, MeasuredValue]] = []
     files: list[str] = []
     for path in sorted(directory.glob("*.yaml")):

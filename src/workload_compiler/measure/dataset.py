@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError
+from ..paths import existing_directory
 
 FORMATS = ("json", "csv", "image")
 FEATURES = 16
@@ -116,8 +117,7 @@ def _write_synced(path: Path, data: bytes) -> None:
 
 def find_dataset(root: Path) -> list[DataFiles]:
     """The files of a directory (`--input`), grouped by format from their suffix."""
-    if not root.is_dir():
-        raise InputError("--input", str(root), "an existing directory of .jsonl/.json, .csv or .ppm files")
+    existing_directory(root, "--input", "an existing directory of .jsonl/.json, .csv or .ppm files")
     groups: dict[str, list[Path]] = {f: [] for f in FORMATS}
     by_suffix = {".jsonl": "json", ".json": "json", ".csv": "csv", ".ppm": "image"}
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
