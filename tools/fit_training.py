@@ -154,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         for kind, entry in table.items():
             print(f"    {kind:22s} {entry}")
         if args.write_uncertainty is not None:
-            write_uncertainty(args.write_uncertainty, table, {"n": len(held), "mape_pct": round(mape(held), 2)})
+            write_uncertainty(args.write_uncertainty, table, {"n": len(held), "mape_pct": round(mape(held), 2)},
+                              sorted({c.hardware.accelerator_id for c in cases}))
     if args.by_generation:
         print("\nLeave-one-GPU-generation-out (each generation predicted by constants fitted on the others):")
         fitted_cases = [c for c in cases if c.setup.lora is None]
@@ -163,9 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def write_uncertainty(path: Path, table: dict[str, dict[str, float]], overall: dict[str, float]) -> None:
+def write_uncertainty(path: Path, table: dict[str, dict[str, float]], overall: dict[str, float],
+                      accelerators: list[str]) -> None:
     """Replace the training_step_time section of the uncertainty table, keeping the others; `overall`
-    is the held-out MAPE over every run (the sensitivity sweep's row for the model itself)."""
+    is the held-out MAPE over every run (the sensitivity sweep's row for the model itself),
+    `accelerators` the catalog GPUs the runs ran on."""
     import datetime
 
     import yaml
@@ -175,7 +178,7 @@ def write_uncertainty(path: Path, table: dict[str, dict[str, float]], overall: d
     doc["training_step_time"] = {
         "quantity": "the training step time (and the tokens/s, time to train and GPU count that follow from it)",
         "method": f"leave-one-source-family-out error (tools/fit_training.py, {datetime.date.today()})",
-        "defined_on": "time", "band": "symmetric", "overall": overall, "kinds": table}
+        "defined_on": "time", "band": "symmetric", "accelerators": accelerators, "overall": overall, "kinds": table}
     path.write_text(header + yaml.safe_dump(doc, sort_keys=False, width=110), encoding="utf-8")
     print(f"wrote {path}")
 

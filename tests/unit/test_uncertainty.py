@@ -112,3 +112,17 @@ def test_bands_in_json_terminal_and_markdown() -> None:
     assert set(band) >= {"low", "high", "basis"} and band["low"] < band["high"]
     assert "How sure" in runner.invoke(app, ["compile", path]).stdout
     assert "## How sure" in runner.invoke(app, ["compile", path, "--md"]).stdout
+
+
+def test_a_band_says_when_no_run_on_the_gpu_itself_was_validated() -> None:
+    """A GB300 case takes its generation's band (runs on B200 and GB200); its basis says that no run on
+    GB300 itself was among them. An H100 case's basis says nothing of the kind."""
+    table = package_yaml(u.TABLE)
+    assert set(table["training_step_time"]["accelerators"]) == {"a100-sxm-80gb", "h100-sxm", "b200", "gb200"}
+    assert set(table["inference_throughput"]["accelerators"]) == {"h100-sxm", "h200-sxm", "b200"}
+    new = u.error_range("training_step_time", "Blackwell dense fp8", "gb300")
+    seen = u.error_range("training_step_time", "Blackwell dense fp8", "b200")
+    assert new is not None and seen is not None and new[:2] == seen[:2]
+    assert "no run on gb300 itself was validated" in new[2] and "no run on" not in seen[2]
+    band = u.rate_band(1000.0, "inference_throughput", "Blackwell dense fp4", "gb200")
+    assert band.low is not None and "no run on gb200 itself" in band.basis

@@ -74,8 +74,10 @@ def _section(name: str) -> dict[str, Any]:
     return section
 
 
-def error_range(section: str, kind: str) -> tuple[float, float, str] | None:
-    """(e_low, e_high, basis) of a kind in a table section, or None when no run of the kind was validated."""
+def error_range(section: str, kind: str, accelerator: str | None = None) -> tuple[float, float, str] | None:
+    """(e_low, e_high, basis) of a kind in a table section, or None when no run of the kind was validated.
+    `accelerator`: the case's catalog id; the basis says so when no run on that GPU itself was among the
+    section's (`accelerators`: a GB300 case banded by its generation's B200 and GB200 runs)."""
     sec = _section(section)
     entry = (sec.get("kinds") or {}).get(kind)
     if not entry or int(entry["n"]) < MIN_RUNS:
@@ -90,6 +92,9 @@ def error_range(section: str, kind: str) -> tuple[float, float, str] | None:
         how = f"{'10th-90th percentile' if many else 'smallest to largest error'} {lo * 100:+.0f}% to {hi * 100:+.0f}%"
     basis = (f"MAPE {float(entry['mape_pct']):.1f}% over {entry['n']} published {kind} runs, {how}; "
              f"{sec.get('method', 'held-out error')}")
+    validated = sec.get("accelerators")
+    if accelerator and validated and accelerator not in validated:
+        basis += f"; no run on {accelerator} itself was validated (runs on {', '.join(validated)})"
     return lo, hi, basis
 
 
@@ -109,12 +114,12 @@ def not_validated(section: str, kind: str) -> Band:
     return Band(basis=f"no published {kind} run was validated for {what}: no band, the number is unchecked")
 
 
-def _published_range(value: float, section: str, kind: str, quantity: str) -> Band:
+def _published_range(value: float, section: str, kind: str, quantity: str, accelerator: str | None = None) -> Band:
     """Where the published value lay for held-out runs, for a predicted `value` of a time or a rate.
 
     A section's errors are defined on a time (e = T_pred / T_pub - 1, so T_pub = T_pred / (1 + e)
     and R_pub = R_pred (1 + e)) or on a rate (e = R_pred / R_pub - 1, the reverse)."""
-    r = error_range(section, kind)
+    r = error_range(section, kind, accelerator)
     if r is None or not math.isfinite(value):
         return not_validated(section, kind)
     lo, hi, basis = r
@@ -124,19 +129,19 @@ def _published_range(value: float, section: str, kind: str, quantity: str) -> Ba
     return Band(low=value * (1.0 + lo), high=value * (1.0 + hi), basis=basis)
 
 
-def time_band(value: float, section: str, kind: str) -> Band:
+def time_band(value: float, section: str, kind: str, accelerator: str | None = None) -> Band:
     """A duration (step time, time to train)."""
-    return _published_range(value, section, kind, "time")
+    return _published_range(value, section, kind, "time", accelerator)
 
 
-def rate_band(value: float, section: str, kind: str) -> Band:
+def rate_band(value: float, section: str, kind: str, accelerator: str | None = None) -> Band:
     """A rate (tokens/s)."""
-    return _published_range(value, section, kind, "rate")
+    return _published_range(value, section, kind, "rate", accelerator)
 
 
-def count_band(value: float, section: str, kind: str, step: int) -> Band:
+def count_band(value: float, section: str, kind: str, step: int, accelerator: str | None = None) -> Band:
     """A GPU count sized for a rate: it scales as 1 / rate, rounded up to whole `step`s (nodes)."""
-    b = _published_range(1.0, section, kind, "rate")
+    b = _published_range(1.0, section, kind, "rate", accelerator)
     if b.low is None or b.high is None:
         return b
     return Band(low=step * math.ceil(value / b.high / step), high=step * math.ceil(value / b.low / step),
@@ -158,6 +163,8 @@ def spec_uncertainty(spec: SystemSpec, architecture: str) -> dict[str, Band]:
     """The bands of a compiled spec's headline numbers, by the kind of its case. `architecture` is
     the catalog's text for the accelerator (its generation is the first word)."""
     out: dict[str, Band] = {}
+    gpu = _get(spec.compute, "accelerator")
+    gpu = str(gpu) if gpu else None
     moe, hybrid = _moe(spec.objective), "model.hybrid_pattern" in spec.provenance
     sparse = "model.sparse_attention_topk" in spec.provenance
     if spec.kind == "training" and spec.compute is not None and _get(spec.compute, "step_time_s") is not None:
@@ -170,24 +177,25 @@ def spec_uncertainty(spec: SystemSpec, architecture: str) -> dict[str, Band]:
                                  ("goodput_adjusted_time_to_train_s", spec.objective, time_band)):
             value = _get(layer, key)
             if isinstance(value, (int, float)):
-                out[f"{'compute' if layer is spec.compute else 'objective'}.{key}"] = band(float(value), step, kind)
+                where = "compute" if layer is spec.compute else "objective"
+                out[f"{where}.{key}"] = band(float(value), step, kind, gpu)
         memory = _get(spec.compute, "memory_per_gpu_bytes")
         if isinstance(memory, (int, float)):
-            out["compute.memory_per_gpu_bytes"] = time_band(float(memory), "training_memory", kind)
+            out["compute.memory_per_gpu_bytes"] = time_band(float(memory), "training_memory", kind, gpu)
         node = int(_get(spec.compute, "gpus_per_node") or 1)
         needed = _get(spec.objective, "gpus_for_target")
         if isinstance(needed, (int, float)) and needed > 0:
-            out["objective.gpus_for_target"] = count_band(float(needed), step, kind, node)
+            out["objective.gpus_for_target"] = count_band(float(needed), step, kind, node, gpu)
         chosen = spec.provenance.get("compute.gpus")
         if chosen is not None and "meets target" in (chosen.formula or ""):     # sized for the deadline
-            out["compute.gpus"] = count_band(float(_get(spec.compute, "gpus")), step, kind, node)
+            out["compute.gpus"] = count_band(float(_get(spec.compute, "gpus")), step, kind, node, gpu)
     if spec.kind == "inference" and spec.inference is not None:
         weights = str(_get(spec.inference, "weights") or _get(spec.compute, "gemm_precision") or "bf16")
         kind = case_kind(architecture, moe, weights, hybrid, sparse=sparse)
         for key in ("output_tokens_per_s_per_gpu", "output_tokens_per_s"):
             value = _get(spec.inference, key)
             if isinstance(value, (int, float)):
-                out[f"inference.{key}"] = rate_band(float(value), "inference_throughput", kind)
+                out[f"inference.{key}"] = rate_band(float(value), "inference_throughput", kind, gpu)
         for key in ("ttft_s", "tpot_s"):
             value = _get(spec.inference, key)
             if isinstance(value, (int, float)):
