@@ -118,7 +118,9 @@ def unit_at(spec: SystemSpec, path: str) -> str | None:
 
 
 def _band(spec: SystemSpec, path: str, unit: str | None) -> str:
-    """' (band 30.1-35.2 d; basis)' from `spec.uncertainty[path]` when the document carries one."""
+    """' (band 30.1 d to 35.2 d)' from `spec.uncertainty[path]` when the document carries one. The basis
+    is left to the "How sure" section that follows the summary: repeated on every headline number it
+    tripled the summary's length."""
     bands = getattr(spec, "uncertainty", None)
     if isinstance(bands, BaseModel):
         bands = bands.model_dump()
@@ -127,8 +129,7 @@ def _band(spec: SystemSpec, path: str, unit: str | None) -> str:
         band = band.model_dump()
     if not isinstance(band, dict) or band.get("low") is None or band.get("high") is None:
         return ""
-    basis = f"; {band['basis']}" if band.get("basis") else ""
-    return f" (band {format_quantity(band['low'], unit)} to {format_quantity(band['high'], unit)}{basis})"
+    return f" (band {format_quantity(band['low'], unit)} to {format_quantity(band['high'], unit)})"
 
 
 @dataclass(frozen=True)

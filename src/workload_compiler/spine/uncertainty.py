@@ -86,7 +86,7 @@ def error_range(section: str, kind: str, accelerator: str | None = None) -> tupl
     if sec.get("band") == "symmetric":
         spread = float(entry["abs_p80"])
         lo, hi = -spread, spread
-        how = f"{'80th percentile' if many else 'largest'} of |error| ±{spread * 100:.0f}%, either sign"
+        how = f"{'80th percentile of the' if many else 'largest'} absolute error ±{spread * 100:.0f}%, either sign"
     else:
         lo, hi = float(entry["low"]), float(entry["high"])
         how = f"{'10th-90th percentile' if many else 'smallest to largest error'} {lo * 100:+.0f}% to {hi * 100:+.0f}%"
