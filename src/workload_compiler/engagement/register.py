@@ -15,6 +15,7 @@ from pydantic import Field
 
 from ..intake.boundary import BoundaryIntake, SubstitutionRules
 from ..quantity import Unit, quantity_in
+from ..report.format import format_quantity
 from ..software.data import SoftwareData, software_data
 from ..spine.doc import Doc
 from ..units import format_bytes_decimal, format_duration, format_power
@@ -51,7 +52,8 @@ class BoundaryRegister(Doc):
 
 
 def _fmt_bytes_s(v: float) -> str:
-    return f"{v / 1e9:,.3g} GB/s"
+    """'17.0 MB/s', '180 GB/s': the report's own rate format, whatever the magnitude."""
+    return format_quantity(v, "B/s")
 
 
 def _quantity(e: ScopeEntry) -> str:

@@ -14,6 +14,7 @@ from ..errors import InputError
 from ..intake.boundary import SubstitutionRules
 from ..intake.offers import Offer
 from ..quantity import Unit
+from ..report.format import format_quantity
 from ..software.data import software_data
 from ..spine.doc import Doc
 from .view import get_path, number
@@ -32,7 +33,8 @@ class LayerCheck(Doc):
 
 
 def _gbs(v: float) -> str:
-    return f"{v / 1e9:,.3g} GB/s"
+    """A byte rate as the reports print it ('17.0 MB/s', '180 GB/s')."""
+    return format_quantity(v, "B/s")
 
 
 def _bytes(v: float) -> str:

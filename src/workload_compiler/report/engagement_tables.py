@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from ..quantity import unit_of
 from ..spine.result import SystemSpec
 from ..units import format_bytes, format_count, format_duration, format_power
+from .format import si
 
 
 @dataclass
@@ -39,7 +40,7 @@ def fmt(value: Any, unit: str | None) -> str:
     if unit == "B":
         return format_bytes(v)
     if unit == "B/s":
-        return f"{v / 1e9:,.4g} GB/s"
+        return si(v, "B/s", digits=4)     # "17.00 MB/s" (not "0.01695 GB/s"), "338.2 GB/s" for a threshold
     if unit == "s":
         return format_duration(v)
     if unit == "W":
