@@ -145,8 +145,8 @@ class InferenceLayer(Open):
     active_replicas: int | None = quantity("count", "replicas serving the load", default=None)
     spare_replicas: int | None = quantity("count", "spare replicas (N+k)", default=None)
     gpus_per_replica: int | None = quantity("count", "GPUs per (decode) replica", default=None, headline=True)
-    prefill_pool: Pool | None = info("the prefill pool (disaggregated)", default=None)
-    decode_pool: Pool | None = info("the decode pool (disaggregated)", default=None)
+    prefill_pool: Pool | None = info("the prefill pool (disaggregated)", default=None, headline=True)
+    decode_pool: Pool | None = info("the decode pool (disaggregated)", default=None, headline=True)
     batch_size: float | None = quantity("count", "mean decode batch per replica at the served load", default=None,
                                         headline=True)
     served_output_tokens_per_s_per_gpu: float | None = quantity("tokens/s", "output tokens/s per GPU at the "
@@ -214,8 +214,8 @@ class ServingChoice(Open):
     ttft_s: float | None = quantity("s", "time to first token", default=None)
     tpot_s: float | None = quantity("s", "time per output token", default=None)
     binding: str | None = info("what stops the batch", default=None)
-    prefill_pool: Pool | None = info("the prefill pool (disaggregated)", default=None)
-    decode_pool: Pool | None = info("the decode pool (disaggregated)", default=None)
+    prefill_pool: Pool | None = info("the prefill pool (disaggregated)", default=None, headline=True)
+    decode_pool: Pool | None = info("the decode pool (disaggregated)", default=None, headline=True)
 
 
 class InferenceSearch(Open):
