@@ -74,9 +74,32 @@ def test_floor_area_and_its_inverse():
 
 
 def test_storage_rack_split_when_above_rack_limit():
-    f = size_facility(DGX_H100, 8, rack_power_limit_w=11_000.0)
+    f = size_facility(DGX_H100, 64, rack_power_limit_w=11_000.0)     # 512 GPUs: one whole storage rack
     assert f.breakdown.racks.units_per_rack == 1
     assert f.breakdown.racks.storage_racks == 2  # one 15 kW storage rack needs two 11 kW positions
+
+
+def test_one_node_has_no_compute_fabric_and_a_share_of_storage():
+    """One DGX H100 (8 GPUs): no compute-fabric switch and no UFM (its GPUs meet over NVLink, as the
+    fabric layer sizes no fabric for one node), storage 8/1,024 of the assumed 15 kW rack (a 2U
+    server's worth): 52 kW of facility power for one node's service had been a whole storage rack
+    and a two-switch fat tree."""
+    lines = reference_equipment(gpus=8, compute_ports=8, data=DATA, units=1)
+    by_label = {line.name.split("[")[-1].rstrip("]"): line for line in lines}
+    assert by_label["compute fabric"].count == 0 and "fabric manager" not in by_label
+    storage = by_label["storage"]
+    assert storage.power_w == pytest.approx(15_000.0 * 8 / 1024) and storage.rack_units_each == 2
+    assert not storage.whole_rack
+    f = size_facility(DGX_H100, 1)
+    assert f.breakdown.racks.storage_racks == 0
+    assert f.it_power_w < 2 * DGX_H100.power_w
+
+
+def test_a_fabric_within_one_switch_has_no_spines():
+    """Up to the radix every port lands on one non-blocking switch (two nodes' 16 ports: 1 switch)."""
+    assert (fat_tree(16).leaves, fat_tree(16).spines, fat_tree(16).cores) == (1, 0, 0)
+    assert (fat_tree(64).leaves, fat_tree(64).spines) == (1, 0)
+    assert fat_tree(65).leaves == 3 and fat_tree(65).spines == 2
 
 
 @settings(max_examples=25, deadline=None)

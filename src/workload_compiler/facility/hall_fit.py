@@ -112,7 +112,7 @@ def _unknown_power(system: System, gap: CatalogGap) -> HallFit:
 
 def _default_equipment(data: FacilityData) -> EquipmentFor:
     def equipment(unit: SystemUnit, n: int) -> Sequence[Equipment]:
-        return reference_equipment(gpus=n * unit.gpus, compute_ports=n * unit.compute_ports, data=data)
+        return reference_equipment(gpus=n * unit.gpus, compute_ports=n * unit.compute_ports, data=data, units=n)
 
     return equipment
 

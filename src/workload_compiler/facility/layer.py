@@ -123,7 +123,7 @@ def size_facility(
     fit = _fit(unit, ct, limit_w, units_per_rack_pin, data, t)
     gpus = units * unit.gpus
     if equipment is None:
-        equipment = reference_equipment(gpus=gpus, compute_ports=units * unit.compute_ports, data=data)
+        equipment = reference_equipment(gpus=gpus, compute_ports=units * unit.compute_ports, data=data, units=units)
         t.assumed(
             "facility.breakdown.power.lines",
             "reference bill",

@@ -176,7 +176,7 @@ def hall_equipment(system: System, catalog: Catalog, intake: InfrastructureIntak
                 bill = fabric_bill(fabric, switch, gpus, data)
             except (InputError, Infeasible):
                 bill = None
-        return bill or reference_equipment(gpus=gpus, compute_ports=n * unit.compute_ports, data=data)
+        return bill or reference_equipment(gpus=gpus, compute_ports=n * unit.compute_ports, data=data, units=n)
 
     return equipment
 
