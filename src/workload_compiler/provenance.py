@@ -35,6 +35,8 @@ class Assumption(BaseModel):
     field: str
     value: Any
     why: str
+    # the value's unit where `field` is not a result field that declares one (storage.write_bytes_per_s)
+    unit: str | None = None
 
 
 class Trace:
@@ -48,10 +50,10 @@ class Trace:
         self.provenance[path] = Provenance(source=Source.GIVEN)
         return value
 
-    def assumed(self, path: str, value: Any, why: str) -> Any:
+    def assumed(self, path: str, value: Any, why: str, unit: str | None = None) -> Any:
         self.provenance[path] = Provenance(source=Source.ASSUMED, why=why)
         self.assumptions = [a for a in self.assumptions if a.field != path]
-        self.assumptions.append(Assumption(field=path, value=value, why=why))
+        self.assumptions.append(Assumption(field=path, value=value, why=why, unit=unit))
         return value
 
     def derived(self, path: str, value: Any, formula: str) -> Any:

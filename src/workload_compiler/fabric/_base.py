@@ -31,8 +31,8 @@ class Traced(BaseModel):
     formulas: dict[str, str] = Field(default_factory=dict, exclude=True)
 
 
-def assume(field: str, value: Any, why: str) -> Assumption:
-    return Assumption(field=field, value=value, why=why)
+def assume(field: str, value: Any, why: str, unit: str | None = None) -> Assumption:
+    return Assumption(field=field, value=value, why=why, unit=unit)
 
 
 def require_int(field: str, value: Any, minimum: int = 1) -> int:

@@ -78,6 +78,7 @@ def _rack_limit(ct: CoolingType, pinned: float | None, t: Trace) -> float:
         "facility.rack_power_limit_w",
         limit,
         f"no rack power limit given: what {ct.id} cooling can reject per rack. {ct.source}",
+        unit="W",
     )
     return limit
 

@@ -208,7 +208,7 @@ def compile_generic(w: GenericWorkload, catalog: Catalog, trace: Trace) -> dict[
         sections["reliability"] = layer_dict(ev.reliability)
         for layer in (ev.storage, ev.reliability):
             for a in layer.assumptions:
-                trace.assumed(a.field, a.value, a.why)
+                trace.assumed(a.field, a.value, a.why, a.unit)
             for path, formula in layer.formulas.items():
                 trace.derived(path, None, formula)
     if missed:

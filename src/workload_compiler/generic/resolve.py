@@ -135,7 +135,8 @@ def resolve_generic(w: GenericWorkload, catalog: Catalog, trace: Trace) -> Gener
         batch = trace.assumed("compute.batch_size_per_gpu", int(d["batch_size_per_gpu"]["value"]),
                               str(d["batch_size_per_gpu"]["why"]))
     h2d = d["host_to_device_efficiency"]
-    trace.assumed("pipeline.host_to_device_efficiency", h2d["value"], f"{h2d['why']} ({h2d['source']})")
+    trace.assumed("pipeline.host_to_device_efficiency", h2d["value"], f"{h2d['why']} ({h2d['source']})",
+                  unit="fraction")
     return GenericResolved(
         accelerator=acc, system=system, precision=precision, peak_flops=peak, flops_per_sample=flops,
         gpu_efficiency=eff, gpu_samples_per_s=gpu_rate, cores_per_gpu=cores,

@@ -133,7 +133,7 @@ def record_profile(w: HpcWorkload, p: Profile, trace: Trace) -> None:
         if key in src and given_options[key] is None:
             trace.assumed(f"hpc.application.{key}", default, src[key])
     if p.serial_fraction:
-        trace.assumed("hpc.serial_fraction", p.serial_fraction, src["serial_fraction"])
+        trace.assumed("hpc.serial_fraction", p.serial_fraction, src["serial_fraction"], unit="fraction")
 
 
 def resolve_device(w: HpcWorkload, catalog: Catalog, trace: Trace) -> Device:
@@ -195,7 +195,7 @@ def resolve_io(w: HpcWorkload, p: Profile, units: float, device: Device, trace: 
         ckpt = trace.given("storage.checkpoint_bytes_per_unit", io.checkpoint_bytes_per_unit)
     else:
         ckpt = trace.assumed("storage.checkpoint_bytes_per_unit", p.checkpoint_bytes_per_unit,
-                             p.sources["checkpoint_bytes_per_unit"])
+                             p.sources["checkpoint_bytes_per_unit"], unit="B")
     if io.checkpoint_every is not None:
         interval = trace.given("storage.checkpoint_interval_s", io.checkpoint_every)
     else:

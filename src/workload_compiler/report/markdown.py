@@ -77,7 +77,7 @@ def render_markdown(spec: SystemSpec, *, detail: bool = False) -> str:
         shown = spec.assumptions if detail else spec.assumptions[:5]
         more = "" if detail or len(spec.assumptions) <= 5 else f" ({len(spec.assumptions) - 5} more with --detail)"
         out += [f"## Assumptions requiring validation{more}", ""]
-        out += _bullets([f"`{a.field}` = {assumption_text(spec, a.field, a.value)}: {a.why}" for a in shown])
+        out += _bullets([f"`{a.field}` = {assumption_text(spec, a.field, a.value, a.unit)}: {a.why}" for a in shown])
     if spec.unreachable:
         out += ["## Unreachable values (null in JSON)", "", *_bullets([f"`{k}`: {v}" for k, v in
                                                                          spec.unreachable.items()])]

@@ -161,8 +161,9 @@ def _number(spec: SystemSpec, label: str, path: str, target: str | None) -> tupl
     return label, text
 
 
-def assumption_text(spec: SystemSpec, field: str, value: Any) -> str:
-    _, unit = lookup(spec, field)
+def assumption_text(spec: SystemSpec, field: str, value: Any, unit: str | None = None) -> str:
+    """The assumed value in its unit: the assumption's own, else the one its result field declares."""
+    unit = unit or lookup(spec, field)[1]
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     return format_quantity(value, unit)
@@ -180,7 +181,7 @@ def summarize(spec: SystemSpec) -> Summary:
                if (n := _number(spec, label, path, target)) is not None]
     collisions = [f"{c.get('constraint')}: {c.get('detail')}" for c in spec.collisions]
     top = spec.assumptions[:TOP_ASSUMPTIONS]
-    assumptions = [f"{a.field} = {assumption_text(spec, a.field, a.value)}: {a.why}" for a in top]
+    assumptions = [f"{a.field} = {assumption_text(spec, a.field, a.value, a.unit)}: {a.why}" for a in top]
     return Summary(title=f"{spec.name or spec.kind + ' workload'} ({spec.kind})", verdict_code=v.code,
                    verdict=v.text, numbers=numbers, collisions=collisions, assumptions=assumptions,
                    more_assumptions=max(0, len(spec.assumptions) - TOP_ASSUMPTIONS),

@@ -161,7 +161,8 @@ def render(spec: SystemSpec, console: Console, *, detail: bool = False) -> None:
     render_engagement(spec, console, detail=detail)
     if detail and spec.assumptions:
         lines = [Text(("• " if j == 0 else "  ") + p) for a in spec.assumptions
-                 for j, p in enumerate(_wrap(f"{a.field} = {_assumed(spec, a.field, a.value)}: {a.why}", width - 6))]
+                 for j, p in enumerate(_wrap(f"{a.field} = {_assumed(spec, a.field, a.value, a.unit)}: {a.why}",
+                                             width - 6))]
         console.print(Panel(Group(*lines), title="Assumptions requiring validation", title_align="left",
                             border_style="yellow"))
     if spec.unreachable:
@@ -179,9 +180,9 @@ def _measured(e: Any) -> str:
     return f"{e.field} = {e.value:.4g}{unit}{spread}: {e.status}; {e.machine}, {e.tool}, {e.date}{note}"
 
 
-def _assumed(spec: SystemSpec, field: str, value: Any) -> str:
+def _assumed(spec: SystemSpec, field: str, value: Any, unit: str | None) -> str:
     from .summary import assumption_text
-    return assumption_text(spec, field, value)
+    return assumption_text(spec, field, value, unit)
 
 
 def _alternative(a: Any) -> str:

@@ -268,7 +268,7 @@ def kpis(spec: SystemSpec, limit: int = 7) -> list[tuple[str, str]]:
 
 def assumption_rows(spec: SystemSpec) -> list[Row]:
     """The assumptions requiring validation, each value formatted by the unit of the field it fills."""
-    return [Row(path=a.field, label=a.field, text=assumption_text(spec, a.field, a.value),
+    return [Row(path=a.field, label=a.field, text=assumption_text(spec, a.field, a.value, a.unit),
                 source="assumed", note=a.why) for a in spec.assumptions]
 
 

@@ -73,7 +73,7 @@ def storage_rule(gen: Generation, catalog: Catalog) -> dict[str, NetworkRule]:
 
 def _record(trace: Trace, assumptions: list[Assumption], formulas: dict[str, str]) -> None:
     for a in assumptions:
-        trace.assumed(a.field, a.value, a.why)
+        trace.assumed(a.field, a.value, a.why, a.unit)
     for path, formula in formulas.items():
         trace.derived(path, None, formula)
 
@@ -198,7 +198,7 @@ def build_facility(system: System, fabric: FabricLayer | None, switch: Switch | 
     layer = size_facility(unit, units, equipment=equipment, cooling=f.cooling, pue=f.pue,
                           rack_power_limit_w=f.rack_power, data=data)
     for a in layer.assumptions:
-        trace.assumed(a.field, a.value, a.why)
+        trace.assumed(a.field, a.value, a.why, a.unit)
     for path, prov in layer.provenance.items():
         trace.provenance.setdefault(path, prov)
     return layer
@@ -213,7 +213,7 @@ def build_software(intake: InfrastructureIntake, accelerator_vendor: str, kind: 
                              transport="infiniband" if infiniband else "ethernet", multi_node=multi_node,
                              gpudirect_storage=intake.storage.gpudirect_storage)
     for a in software.assumptions:
-        trace.assumed(a.field, a.value, a.why)
+        trace.assumed(a.field, a.value, a.why, a.unit)
     return software
 
 

@@ -39,7 +39,7 @@ def bytes_per_token(vocab_size: int | None) -> tuple[int, Assumption]:
         small = vocab < int(rule["small_vocab_limit"])
         size = int(rule["small_vocab_bytes"] if small else rule["large_vocab_bytes"])
         why = f"vocabulary {vocab} {'<' if small else '>='} {rule['small_vocab_limit']}: {rule['why']}"
-    return size, assume("storage.bytes_per_token", size, why)
+    return size, assume("storage.bytes_per_token", size, why, unit="B/token")
 
 
 def text_demand(*, dataset_tokens: float, tokens_per_s: float, gpus: int,

@@ -94,7 +94,7 @@ def _state(a: list[Assumption], d: dict[str, Any], **layout: Any) -> CheckpointS
     a.append(assume(S + "checkpoint_bytes_per_param",
                     per_param["weights"] + per_param["master_weights"] + per_param["optimizer_moments"],
                     "16-bit weights 2 B + fp32 master weights 4 B + Adam moments 8 B; gradients not saved "
-                    f"({per_param['source']})"))
+                    f"({per_param['source']})", unit="B"))
     return checkpoint_state(weight_bytes=per_param["weights"], master_bytes=per_param["master_weights"],
                             moment_bytes=per_param["optimizer_moments"], **layout)
 
@@ -108,17 +108,17 @@ def _write(a: list[Assumption], d: dict[str, Any], bw: TierBandwidth, *, checkpo
     if write_bytes_per_s is None:
         write_bytes_per_s = bw.write_bytes_per_s
         a.append(assume(S + "write_bytes_per_s", write_bytes_per_s,
-                        f"the '{bw.tier}' tier of DGX H100 RA Table 6, scaled per GPU"))
+                        f"the '{bw.tier}' tier of DGX H100 RA Table 6, scaled per GPU", unit="B/s"))
     if node_write_bytes_per_s is None:
         node_write_bytes_per_s = bw.node_write_bytes_per_s
         a.append(assume(S + "node_write_bytes_per_s", node_write_bytes_per_s,
                         f"single-node write of the '{bw.tier}' tier (DGX H100 RA Table 6), "
-                        "scaled per GPU x GPUs per node"))
+                        "scaled per GPU x GPUs per node", unit="B/s"))
     host, d2h = d["host_path_bytes_per_s_per_node"], d["device_to_host_bytes_per_s_per_gpu"]
     if not gds:
-        a.append(assume(S + "host_path_bytes_per_s_per_node", host["value"], str(host["why"])))
+        a.append(assume(S + "host_path_bytes_per_s_per_node", host["value"], str(host["why"]), unit="B/s"))
     if mode == "async":
-        a.append(assume(S + "device_to_host_bytes_per_s_per_gpu", d2h["value"], str(d2h["why"])))
+        a.append(assume(S + "device_to_host_bytes_per_s_per_gpu", d2h["value"], str(d2h["why"]), unit="B/s"))
     return checkpoint_write(
         checkpoint_bytes=checkpoint_bytes, gpus=gpus, writer_nodes=nodes,
         aggregate_write_bytes_per_s=write_bytes_per_s, node_write_bytes_per_s=node_write_bytes_per_s,
@@ -135,7 +135,7 @@ def _retention(a: list[Assumption], d: dict[str, Any], retained: int | None,
     count = require_int(S + "retained_checkpoints", retained, minimum=0)
     if fill_fraction is None:
         fill_fraction = float(d["fill_fraction"]["value"])
-        a.append(assume(S + "fill_fraction", fill_fraction, str(d["fill_fraction"]["why"])))
+        a.append(assume(S + "fill_fraction", fill_fraction, str(d["fill_fraction"]["why"]), unit="fraction"))
     fill = require_positive(S + "fill_fraction", fill_fraction)
     if fill > 1:
         raise InputError(S + "fill_fraction", fill_fraction, "a fraction in (0, 1]")

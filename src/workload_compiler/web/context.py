@@ -82,7 +82,7 @@ def assumed_by_field(kind: str, spec: SystemSpec | None) -> dict[str, tuple[str,
         leaf = a.field.rsplit(".", 1)[-1]
         target = a.field if a.field in keys else (by_leaf[leaf][0] if len(by_leaf.get(leaf, [])) == 1 else None)
         if target is not None and target not in out:
-            out[target] = (assumption_text(spec, a.field, a.value), a.why)
+            out[target] = (assumption_text(spec, a.field, a.value, a.unit), a.why)
     return out
 
 
