@@ -106,7 +106,7 @@ _FORMATS: dict[str, Any] = {
     "W": lambda v: format_power(v),
     "Wh": lambda v: si(v, "Wh"),
     "J": lambda v: si(v, "J"),
-    "FLOP": lambda v: f"{v:.3g} FLOP",
+    "FLOP": lambda v: f"{_sig(v) if abs(v) < 1e6 else f'{v:.3g}'} FLOP",   # '1,000 FLOP', '3.77e+24 FLOP'
     "FLOP/s": lambda v: si(v, "FLOP/s"),
     "TFLOP/s": lambda v: f"{_sig(v)} TFLOP/s",
     "FLOP/B": lambda v: f"{_sig(v)} FLOP/B",
