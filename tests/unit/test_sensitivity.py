@@ -72,9 +72,21 @@ def test_deadline_driven_gpus_move_with_the_assumption() -> None:
 
 def test_inference_rows_report_replicas_and_dollars_per_hour() -> None:
     section = analyse(compile_workload(EXAMPLES / "llama3.3-70b-chat.yaml"))
-    engine = next(r for r in section.rows if r.field == "serving.engine")
-    assert engine.method.startswith("full recompile")
+    engine = next((r for r in section.rows if r.field == "serving.engine"), None)
+    if engine is not None:
+        assert engine.method.startswith("full recompile")
+    else:   # each engine recompiled to the same GPUs, time, power and $: no bar, a reason
+        assert section.not_varied["serving.engine"].startswith("no effect on this job's")
     assert section.baseline.replicas and section.baseline.cost_usd      # $/h from the example's rate card
+
+
+def test_a_range_that_moves_nothing_is_not_a_bar() -> None:
+    """A tornado bar of zero length ('False .. False' with every delta '—') is listed among the
+    assumptions not varied, with the values tried, instead of as a row."""
+    section = analyse(compile_workload(EXAMPLES / "llama3-70b-plan.yaml"))
+    assert all(r.relative_swing > 0 for r in section.rows)
+    reason = section.not_varied["storage.host_path_bytes_per_s_per_node"]
+    assert reason.startswith("no effect on this job's") and "False" in reason and "True" in reason
 
 
 def test_cli_sensitivity_and_compile_flag() -> None:

@@ -191,6 +191,10 @@ def _analyse(spec: SystemSpec, catalog: Catalog | None) -> SensitivitySection:
         method = str(entry.get("method", "held"))
         points = [s.evaluate(str(entry["pin"]), v, method) for v in values]
         swing, rel = _swing(points, s.base)
+        if rel == 0.0:    # a bar of zero length ('False .. False', every delta '—') is noise in a tornado
+            skipped[a.field] = (f"no effect on this job's GPUs, time, power or $ across "
+                                f"{', '.join(str(v) for v in values)}")
+            continue
         lo, hi = _ends([*points, s.base.model_copy(update={"value": a.value})], s.base, swing)
         rows.append(SensitivityRow(field=a.field, pin=str(entry["pin"]), default=a.value, low=lo, high=hi,
                                    source=str(entry["source"]), swing=swing, relative_swing=rel,
