@@ -114,8 +114,10 @@ def _table(hall: Hall, basis: str, cooling: str, rows: list[dict[str, Any]], mod
     for c in cols:
         table.add_column(c, overflow="fold")
     for r in rows:
+        fits = bool(r["gpus"])     # a system that does not fit has no power to show ('0.00 W' read as a figure)
         cells = [r["system"], format_value("gpus", r["gpus"]), format_value("racks", r["racks"]),
-                 format_value("it_power_w", r["it_power_w"]), format_value("facility_power_w", r["facility_power_w"]),
+                 format_value("it_power_w", r["it_power_w"]) if fits else "—",
+                 format_value("facility_power_w", r["facility_power_w"]) if fits else "—",
                  f"{r['binding']}: {r['detail']}"]
         if answers:
             cells.append(str(r.get("answer", "—")))
