@@ -10,7 +10,7 @@ Nelder-Mead on the mean |log(predicted / published)| of output tokens/s per GPU,
   * held-out errors, refitting without the held-out rows and testing on them: leave-one-GPU-out,
     leave-one-precision-out and leave-one-model-out, the honest generalization figures;
   * the per-kind table of leave-one-GPU-out signed errors (n, MAPE, 10th / 90th percentile, the
-    spread of the symmetric band: 80th percentile of |error|), kind
+    factor of the symmetric band: exp of the 80th percentile of |ln(1 + error)|), kind
     = "<generation> <dense|moe> <bf16|fp8|fp4>": the input of the uncertainty bands.
 No file is written. Needs only NumPy (the simplex search is below).
 """
@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from workload_compiler.inference import fitted
-from workload_compiler.spine.uncertainty import error_spread
+from workload_compiler.spine.uncertainty import error_factor
 from workload_compiler.validation.inference_records import (
     ThroughputCase,
     load_inference,
@@ -140,14 +140,14 @@ def held_out(cases: list[ThroughputCase], x: FloatVec, key: Key, iters: int) -> 
 
 
 def kind_table(cases: list[ThroughputCase], e: FloatVec) -> str:
-    """n, MAPE, the 10th / 90th percentile of the signed error and the spread of the symmetric band
-    (spine/uncertainty.py error_spread: abs_p80 in catalog/data/uncertainty.yaml), per kind of case."""
-    rows = ["  kind                      n   MAPE %   p10 %   p90 %  abs_p80 %"]
+    """n, MAPE, the 10th / 90th percentile of the signed error and the factor of the symmetric band
+    (spine/uncertainty.py error_factor: factor_p80 in catalog/data/uncertainty.yaml), per kind of case."""
+    rows = ["  kind                      n   MAPE %   p10 %   p90 %  factor_p80"]
     for kind in sorted({c.kind for c in cases}):
         k = e[[c.kind == kind for c in cases]]
         rows.append(f"  {kind:<24} {len(k):3d}  {100 * np.mean(np.abs(k)):6.1f}  "
                     f"{100 * np.percentile(k, 10):6.1f}  {100 * np.percentile(k, 90):6.1f}  "
-                    f"{100 * error_spread(list(k)):8.1f}")
+                    f"{error_factor(list(k)):11.4f}")
     return "\n".join(rows)
 
 

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.optimize import least_squares  # type: ignore[import-untyped]
 
 from workload_compiler.perf.fitted import FITTED, HELD, TrainingConstants
-from workload_compiler.spine.uncertainty import error_spread
+from workload_compiler.spine.uncertainty import error_factor
 from workload_compiler.validation.report import Row, mape, max_abs_error
 from workload_compiler.validation.suites import find_calibration_dir
 from workload_compiler.validation.training_intake import load_records
@@ -101,8 +101,8 @@ def generation_of(case: TrainingCase) -> str:
 
 def kind_table(rows: list[Row]) -> dict[str, dict[str, float]]:
     """Per kind: n, MAPE, the signed held-out errors' 10th-90th percentile from 10 runs up (else
-    smallest to largest) and the spread of the symmetric band the section uses (spine/uncertainty.py
-    error_spread): the rows of catalog/data/uncertainty.yaml."""
+    smallest to largest) and the factor of the symmetric band the section uses (spine/uncertainty.py
+    error_factor): the rows of catalog/data/uncertainty.yaml."""
     by: dict[str, list[float]] = collections.defaultdict(list)
     for r in rows:
         by[r.kind].append(r.error)
@@ -112,7 +112,7 @@ def kind_table(rows: list[Row]) -> dict[str, dict[str, float]]:
         lo, hi = (np.percentile(e, 10), np.percentile(e, 90)) if len(e) >= 10 else (e.min(), e.max())
         out[kind] = {"n": len(e), "mape_pct": round(float(np.mean(np.abs(e)) * 100), 2),
                      "low": round(float(lo), 4), "high": round(float(hi), 4),
-                     "abs_p80": round(error_spread(errs), 4)}
+                     "factor_p80": round(error_factor(errs), 4)}
     return out
 
 

@@ -25,40 +25,47 @@ def test_kind_of_a_case() -> None:
 
 
 def test_a_time_band_follows_the_held_out_errors() -> None:
-    """published = predicted / (1 + e): the throughput sections are symmetric, e in -s .. +s with s
-    the 80th percentile of |e| (abs_p80); s = 6.7% turns 100 s into 93.7 .. 107.2 s."""
+    """published = predicted / (1 + e): the throughput sections are symmetric, the published value
+    within a factor f of the prediction either way (factor_p80; f = 1.07 turns 100 s into 93.5 ..
+    107 s)."""
     entry = package_yaml(u.TABLE)["training_step_time"]["kinds"]["Ampere dense bf16"]
-    s = entry["abs_p80"]
+    f = entry["factor_p80"]
     b = u.time_band(100.0, "training_step_time", "Ampere dense bf16")
-    assert b.low == pytest.approx(100.0 / (1 + s)) and b.high == pytest.approx(100.0 / (1 - s))
+    assert b.low == pytest.approx(100.0 / f) and b.high == pytest.approx(100.0 * f)
     r = u.rate_band(100.0, "training_step_time", "Ampere dense bf16")       # a rate moves the other way
-    assert r.low == pytest.approx(100.0 * (1 - s)) and r.high == pytest.approx(100.0 * (1 + s))
-    assert f"{entry['n']} published Ampere dense bf16 runs" in b.basis and "either sign" in b.basis
+    assert r.low == pytest.approx(100.0 / f) and r.high == pytest.approx(100.0 * f)
+    assert f"{entry['n']} published Ampere dense bf16 runs" in b.basis and "either way" in b.basis
 
 
 def test_an_inference_rate_band_uses_errors_defined_on_the_rate() -> None:
-    s = package_yaml(u.TABLE)["inference_throughput"]["kinds"]["Hopper dense fp8"]["abs_p80"]
+    f = package_yaml(u.TABLE)["inference_throughput"]["kinds"]["Hopper dense fp8"]["factor_p80"]
     b = u.rate_band(1000.0, "inference_throughput", "Hopper dense fp8")
-    assert b.low == pytest.approx(1000.0 / (1 + s)) and b.high == pytest.approx(1000.0 / (1 - s))
+    assert b.low == pytest.approx(1000.0 / f) and b.high == pytest.approx(1000.0 * f)
 
 
-def test_the_symmetric_spread_is_the_80th_percentile_of_the_absolute_error() -> None:
-    """From 10 runs up NumPy's (linear) 80th percentile of |e|; below, the largest |e| seen."""
+def test_the_symmetric_factor_is_the_80th_percentile_of_the_log_error() -> None:
+    """From 10 runs up exp of NumPy's (linear) 80th percentile of |ln(1 + e)|; below, of the largest.
+    An error of 100% or more still gives a finite band (a time within a factor 2.2 either way)."""
     import numpy as np
     errors = [-0.30, -0.02, 0.01, 0.03, -0.05, 0.06, 0.08, -0.09, 0.10, 0.12, 0.2]
-    assert u.error_spread(errors) == pytest.approx(float(np.percentile(np.abs(errors), 80)))
-    assert u.error_spread([0.05, -0.21, 0.1]) == pytest.approx(0.21)
+    expected = float(np.exp(np.percentile(np.abs(np.log1p(errors)), 80)))
+    assert u.error_factor(errors) == pytest.approx(expected)
+    assert u.error_factor([0.05, -0.21, 0.1]) == pytest.approx(1 / 0.79)
+    assert u.error_factor([0.1, 1.2, -0.1]) == pytest.approx(2.2)
 
 
 def test_only_the_throughput_sections_are_symmetric() -> None:
-    """Training step time and serving throughput print +-abs_p80; the memory section keeps its signed
-    10th / 90th percentiles, which the planner's tight-memory rule reads (planner/tight_memory.py)."""
+    """Training step time and serving throughput print a factor either way; the memory section keeps
+    its signed 10th / 90th percentiles, which the planner's tight-memory rule reads
+    (planner/tight_memory.py). Below 10 runs the factor covers every error seen."""
     table = package_yaml(u.TABLE)
     for section in ("training_step_time", "inference_throughput"):
         for kind, entry in table[section]["kinds"].items():
             if entry["n"] >= u.MIN_RUNS:
-                assert u.error_range(section, kind)[:2] == (-entry["abs_p80"], entry["abs_p80"])
-                assert entry["abs_p80"] >= max(-entry["low"], entry["high"]) or entry["n"] >= u.MANY_RUNS
+                f = entry["factor_p80"]
+                assert u.error_range(section, kind)[:2] == pytest.approx((1 / f - 1, f - 1))
+                if entry["n"] < u.MANY_RUNS:
+                    assert 1 / f - 1 <= entry["low"] + 1e-4 and entry["high"] <= f - 1 + 1e-4
     memory = table["training_memory"]["kinds"]["Hopper dense bf16"]
     assert u.error_range("training_memory", "Hopper dense bf16")[:2] == (memory["low"], memory["high"])
 
@@ -66,9 +73,9 @@ def test_only_the_throughput_sections_are_symmetric() -> None:
 def test_coverage_counts_the_rows_inside_their_kinds_band() -> None:
     """validation/band_coverage.py: inside when e_low <= e <= e_high; a kind never validated has no band."""
     from workload_compiler.validation.band_coverage import coverage
-    s = package_yaml(u.TABLE)["training_step_time"]["kinds"]["Hopper dense bf16"]["abs_p80"]
-    rows = [{"kind": "Hopper dense bf16", "error_pct": 100 * s * 0.99},
-            {"kind": "Hopper dense bf16", "error_pct": -100 * s * 1.01},
+    f = package_yaml(u.TABLE)["training_step_time"]["kinds"]["Hopper dense bf16"]["factor_p80"]
+    rows = [{"kind": "Hopper dense bf16", "error_pct": 100 * (f - 1) * 0.99},
+            {"kind": "Hopper dense bf16", "error_pct": 100 * (1 / f - 1) * 1.01},
             {"kind": "CDNA3 dense fp8", "error_pct": 0.0}]
     c = coverage(rows, "training_step_time")
     assert (c.inside, c.banded, c.unbanded) == (1, 2, 1) and "1 of 2 (50%)" in c.line()

@@ -6,13 +6,15 @@ signed errors e = predicted / published - 1 of the runs each predicted by consta
 without their source family (tools/fit_training.py) or their GPU (tools/fit_inference.py). A
 prediction x of a time then lies, as the held-out runs did, in [x / (1 + e_high), x / (1 + e_low)];
 a rate in [x (1 + e_low), x (1 + e_high)] of the published value's direction, i.e. published =
-x / (1 + e). A section marked `band: symmetric` (the throughput models) gives e_low = -s and
-e_high = +s with s the 80th percentile of |e| (from 10 runs up, else the largest |e| seen): the sign
-of our error on a kind does not carry to the next release or GPU (the calibration set's Blackwell
-MoE runs, Megatron-Bridge 25.09-25.11, came out up to 23% fast; its 26.02 and GB300 runs up to 27%
-slow), so a band that follows the sign seen covered 19 of 33 such held-out runs, the symmetric one
-28 (tools/holdout_blackwell.py). Other sections keep the signed 10th and 90th percentiles (the
-smallest and largest error below 10 runs). The basis says which. A kind never validated gets no
+x / (1 + e). A section marked `band: symmetric` (the throughput models) puts the published value
+within a factor f of the prediction either way: e_low = 1/f - 1, e_high = f - 1, with ln f the 80th
+percentile of |ln(1 + e)| (from 10 runs up, else the largest seen; `error_factor`). The sign of our
+error on a kind does not carry to the next release or GPU (the calibration set's Blackwell MoE
+runs, Megatron-Bridge 25.09-25.11, came out up to 23% fast; its 26.02 and GB300 runs up to 27%
+slow): a band that follows the sign seen covered 19 of 33 such held-out runs, the symmetric one 28
+(tools/holdout_blackwell.py). A factor, not +-s, so that an error of 100% or more still bounds a
+time above (x / (1 - s) has no meaning there). Other sections keep the signed 10th and 90th
+percentiles (the smallest and largest error below 10 runs). The basis says which. A kind never validated gets no
 band but a sentence saying so: we do not guess how wrong we are.
 """
 
@@ -31,17 +33,19 @@ MIN_RUNS = 3      # fewer held-out runs of a kind than this give no band (one ru
 MANY_RUNS = 10    # from this many runs up a band is a percentile; below, the extreme errors seen
 
 
-def error_spread(errors: Sequence[float]) -> float:
-    """s of a symmetric band +-s over held-out signed errors: the 80th percentile of |e| from
-    MANY_RUNS up (the band a new run of the kind falls in 4 times in 5), else the largest |e| seen."""
-    a = sorted(abs(float(e)) for e in errors)
+def error_factor(errors: Sequence[float]) -> float:
+    """f of a symmetric band (the published value within a factor f of the prediction, either way)
+    over held-out signed errors e = predicted / published - 1: exp of the 80th percentile of
+    |ln(1 + e)| from MANY_RUNS up (the band a new run of the kind falls in 4 times in 5), else of the
+    largest |ln(1 + e)| seen."""
+    a = sorted(abs(math.log1p(float(e))) for e in errors)
     if not a:
         raise ValueError("no held-out errors")
     if len(a) < MANY_RUNS:
-        return a[-1]
+        return math.exp(a[-1])
     pos = 0.8 * (len(a) - 1)              # linear interpolation, as numpy.percentile's default
     i = int(pos)
-    return a[i] + (a[min(i + 1, len(a) - 1)] - a[i]) * (pos - i)
+    return math.exp(a[i] + (a[min(i + 1, len(a) - 1)] - a[i]) * (pos - i))
 
 
 def generation(architecture: str) -> str:
@@ -84,9 +88,9 @@ def error_range(section: str, kind: str, accelerator: str | None = None) -> tupl
         return None
     many = int(entry["n"]) >= MANY_RUNS
     if sec.get("band") == "symmetric":
-        spread = float(entry["abs_p80"])
-        lo, hi = -spread, spread
-        how = f"{'80th percentile of the' if many else 'largest'} absolute error ±{spread * 100:.0f}%, either sign"
+        factor = float(entry["factor_p80"])
+        lo, hi = 1.0 / factor - 1.0, factor - 1.0
+        how = f"within a factor {factor:.2f} either way ({'80th percentile' if many else 'the largest error'})"
     else:
         lo, hi = float(entry["low"]), float(entry["high"])
         how = f"{'10th-90th percentile' if many else 'smallest to largest error'} {lo * 100:+.0f}% to {hi * 100:+.0f}%"
@@ -205,5 +209,5 @@ def spec_uncertainty(spec: SystemSpec, architecture: str) -> dict[str, Band]:
     return out
 
 
-__all__ = ["Band", "case_kind", "count_band", "error_range", "error_spread", "generation", "not_validated",
+__all__ = ["Band", "case_kind", "count_band", "error_factor", "error_range", "generation", "not_validated",
            "precision_class", "rate_band", "spec_uncertainty", "time_band"]
