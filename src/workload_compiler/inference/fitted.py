@@ -29,12 +29,13 @@ the B200 NVFP4 rows scored 31.7% (dense 37.6%, MoE 20.0%): an NVFP4 GEMM on a B2
 of its 9 PFLOP/s dense peak where an FP8 GEMM on an H100 sustains 0.62 of 1,979 TFLOP/s.
 
 Leave-one-GPU-out signed error (predicted / published - 1) per kind of case, the basis of the
-uncertainty bands (tools/fit_inference.py prints it):
-    kind                  n   MAPE    p10     p90
-    Blackwell dense fp4   20   5.6%   -8.9%   +7.2%
-    Blackwell moe fp4     10   8.3%   -5.8%  +13.5%
-    Hopper dense fp8      60   5.6%   -9.0%   +8.7%
-    Hopper moe fp8        17  11.6%  -15.0%  +15.1%
+uncertainty bands (tools/fit_inference.py prints it, 2026-12-04; the band is the published value
+within `factor` of the prediction either way: exp of the 80th percentile of |ln(1 + e)|):
+    kind                  n   MAPE    p10     p90    factor
+    Blackwell dense fp4   20   5.6%   -9.1%   +7.6%   1.101
+    Blackwell moe fp4     10   8.3%   -5.8%  +13.4%   1.112
+    Hopper dense fp8      60   5.6%   -9.2%   +8.6%   1.099
+    Hopper moe fp8        17  11.6%  -15.0%  +14.9%   1.157
 No Ampere, BF16 or Blackwell FP8 row was ever validated: no band for those kinds.
 """
 
