@@ -143,7 +143,7 @@ class InferenceLayer(Open):
                                                           "model (fixed, whatever the length)", default=None)
     replicas: int | None = quantity("count", "replicas, spares included", default=None, headline=True)
     active_replicas: int | None = quantity("count", "replicas serving the load", default=None)
-    spare_replicas: int | None = quantity("count", "spare replicas (N+k)", default=None)
+    spare_replicas: int | None = quantity("count", "spare replicas (N+k)", default=None, headline=True)
     gpus_per_replica: int | None = quantity("count", "GPUs per (decode) replica", default=None, headline=True)
     prefill_pool: Pool | None = info("the prefill pool (disaggregated)", default=None, headline=True)
     decode_pool: Pool | None = info("the decode pool (disaggregated)", default=None, headline=True)
