@@ -25,7 +25,7 @@ import numpy as np
 from scipy.optimize import least_squares  # type: ignore[import-untyped]
 
 from workload_compiler.perf.fitted import FITTED, HELD, TrainingConstants
-from workload_compiler.spine.uncertainty import error_factor
+from workload_compiler.spine.uncertainty import MANY_RUNS, error_factor
 from workload_compiler.validation.report import Row, mape, max_abs_error
 from workload_compiler.validation.suites import find_calibration_dir
 from workload_compiler.validation.training_intake import load_records
@@ -109,7 +109,7 @@ def kind_table(rows: list[Row]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for kind, errs in sorted(by.items()):
         e = np.asarray(errs)
-        lo, hi = (np.percentile(e, 10), np.percentile(e, 90)) if len(e) >= 10 else (e.min(), e.max())
+        lo, hi = (np.percentile(e, 10), np.percentile(e, 90)) if len(e) >= MANY_RUNS else (e.min(), e.max())
         out[kind] = {"n": len(e), "mape_pct": round(float(np.mean(np.abs(e)) * 100), 2),
                      "low": round(float(lo), 4), "high": round(float(hi), 4),
                      "factor_p80": round(error_factor(errs), 4)}

@@ -115,20 +115,25 @@ def records(calibration: Path) -> list[dict[str, Any]]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--calibration", type=Path, default=None)
-    ap.add_argument("--json", type=Path, default=None, help="write the validate report here")
-    ap.add_argument("--table", action="store_true", help="print every record")
-    args = ap.parse_args(argv)
-    calibration = find_calibration_dir(args.calibration)
+def held_out_report(calibration: Path) -> dict[str, Any]:
+    """The validate report (validation/report.py to_json) of the held-out rows, each compiled by the
+    suite `wkc validate` runs, from a temporary calibration directory holding them alone."""
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         meta = {"schema_version": 1, "description": "held-out Megatron-Bridge rows (tools/holdout_blackwell.py)"}
         (d / "training_public.yaml").write_text(yaml.safe_dump({"meta": meta, "records": []}), encoding="utf-8")
         (d / "training_added.yaml").write_text(yaml.safe_dump({"meta": meta, "records": records(calibration)},
                                                               sort_keys=False), encoding="utf-8")
-        report = to_json(summarize(*training_suite(d)))
+        return to_json(summarize(*training_suite(d)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calibration", type=Path, default=None)
+    ap.add_argument("--json", type=Path, default=None, help="write the validate report here")
+    ap.add_argument("--table", action="store_true", help="print every record")
+    args = ap.parse_args(argv)
+    report = held_out_report(find_calibration_dir(args.calibration))
     if args.json:
         args.json.write_text(json.dumps(report, indent=1), encoding="utf-8")
     rows = [r for g in report["groups"].values() for r in g["records"]]

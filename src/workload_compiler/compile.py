@@ -100,7 +100,7 @@ def uncertainty_of(spec: SystemSpec, cat: Catalog) -> dict[str, Band]:
         spec.compute, "accelerator", None)
     if not accelerator:
         return {}
-    return spec_uncertainty(spec, cat.accelerator(str(accelerator)).architecture)
+    return spec_uncertainty(spec, str(accelerator), cat.accelerator(str(accelerator)).architecture)
 
 
 def compile_core(workload: Intake, catalog: Catalog | None = None) -> SystemSpec:

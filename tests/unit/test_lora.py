@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from shared_data import calibration_dir, require
-from workload_compiler import compile_workload
+from small_runs import llama8b_on_8_h100
 from workload_compiler.arch.counts import forward_flops_per_token, training_flops_per_token
 from workload_compiler.arch.lora import LoraSpec, adapter_params_per_layer, lora_adapter_params
 from workload_compiler.arch.presets import preset_arch
@@ -43,13 +43,7 @@ def test_a_lora_token_costs_two_forwards_and_the_adapters() -> None:
 
 
 def _llama_7b(lora: dict[str, Any] | None) -> Any:
-    training: dict[str, Any] = {"tokens": "10M", "seq_len": 4096, "global_batch_size": 32, "precision": "fp8",
-                                "framework": "nemo"}
-    if lora is not None:
-        training["lora"] = lora
-    return compile_workload({"kind": "training", "model": {"preset": "llama3.1-8b"}, "training": training,
-                             "compute": {"accelerator": "h100-sxm", "gpus": 8,
-                                         "parallelism": {"tp": 1, "pp": 1, "dp": 8, "micro_batch_size": 1}}})
+    return llama8b_on_8_h100(framework="nemo", lora=lora)
 
 
 def test_frozen_weights_hold_no_gradients_or_optimizer_state() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from workload_compiler import compile_workload
+from small_runs import llama8b_on_8_h100
 from workload_compiler.arch.presets import preset_arch
 from workload_compiler.catalog.loader import load_catalog
 from workload_compiler.errors import InputError
@@ -20,12 +20,7 @@ from workload_compiler.provenance import Source
 
 
 def _spec(document_tokens: int | None) -> Any:
-    training: dict[str, Any] = {"tokens": "10M", "seq_len": 4096, "global_batch_size": 32, "precision": "fp8"}
-    if document_tokens is not None:
-        training["document_tokens"] = document_tokens
-    return compile_workload({"kind": "training", "model": {"preset": "llama3.1-8b"}, "training": training,
-                             "compute": {"accelerator": "h100-sxm", "gpus": 8,
-                                         "parallelism": {"tp": 1, "pp": 1, "dp": 8, "micro_batch_size": 1}}})
+    return llama8b_on_8_h100(document_tokens=document_tokens)
 
 
 def test_only_the_attention_core_shrinks_and_by_the_span() -> None:

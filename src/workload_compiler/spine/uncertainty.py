@@ -163,12 +163,10 @@ def _moe(objective: Any) -> bool:
     return bool(params and active and active < 0.99 * params)
 
 
-def spec_uncertainty(spec: SystemSpec, architecture: str) -> dict[str, Band]:
-    """The bands of a compiled spec's headline numbers, by the kind of its case. `architecture` is
-    the catalog's text for the accelerator (its generation is the first word)."""
+def spec_uncertainty(spec: SystemSpec, gpu: str, architecture: str) -> dict[str, Band]:
+    """The bands of a compiled spec's headline numbers, by the kind of its case. `gpu` is the catalog
+    id of its accelerator, `architecture` the catalog's text for it (its generation is the first word)."""
     out: dict[str, Band] = {}
-    gpu = _get(spec.compute, "accelerator")
-    gpu = str(gpu) if gpu else None
     moe, hybrid = _moe(spec.objective), "model.hybrid_pattern" in spec.provenance
     sparse = "model.sparse_attention_topk" in spec.provenance
     if spec.kind == "training" and spec.compute is not None and _get(spec.compute, "step_time_s") is not None:
