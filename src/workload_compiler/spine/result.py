@@ -98,7 +98,8 @@ class ComputeLayer(Doc):
     gpus: int = quantity("count", "GPUs", headline=True)
     nodes: int = quantity("count", "nodes", headline=True)
     gpus_per_node: int = quantity("count", "GPUs per node")
-    parallelism: ParallelismOut = info("the parallel layout", headline=True)
+    parallelism: ParallelismOut = info("the parallel layout (disaggregated serving: the decode pool's; "
+                                       "inference.prefill_pool gives the prefill pool's)", headline=True)
     step_time_s: float = quantity("s", "one optimizer step", headline=True)
     step_breakdown_s: dict[str, float] = quantity("s", "one step by term (exposed time)")
     tokens_per_s: float = quantity("tokens/s", "training throughput", headline=True)

@@ -149,8 +149,9 @@ class InferenceLayer(Open):
     decode_pool: Pool | None = info("the decode pool (disaggregated)", default=None, headline=True)
     batch_size: float | None = quantity("count", "mean decode batch per replica at the served load", default=None,
                                         headline=True)
-    served_output_tokens_per_s_per_gpu: float | None = quantity("tokens/s", "output tokens/s per GPU at the "
-                                                                "served load", default=None)
+    served_output_tokens_per_s_per_gpu: float | None = quantity("tokens/s", "output tokens/s per serving GPU "
+                                                                "(spare replicas' GPUs excluded) at the served load",
+                                                                default=None)
     max_batch_size: float | None = quantity("count", "most sequences one replica's KV cache and engine hold",
                                             default=None)
     kv_bytes_per_token: float | None = quantity("B/token", "KV cache per token, whole model", default=None)
@@ -158,7 +159,8 @@ class InferenceLayer(Open):
     kv_capacity_tokens: float | None = quantity("tokens", "tokens one replica's KV cache holds", default=None)
     kv_capacity_sequences: float | None = quantity("count", "full-context sequences one replica holds",
                                                    default=None)
-    output_tokens_per_s_per_gpu: float | None = quantity("tokens/s", "output tokens/s per GPU at capacity",
+    output_tokens_per_s_per_gpu: float | None = quantity("tokens/s", "output tokens/s per serving GPU "
+                                                         "(spare replicas' GPUs excluded) at capacity",
                                                          default=None, headline=True)
     output_tokens_per_s: float | None = quantity("tokens/s", "output tokens/s of the fleet at capacity",
                                                  default=None, headline=True)
