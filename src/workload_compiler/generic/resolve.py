@@ -10,11 +10,12 @@ from typing import Any
 
 from ..catalog.loader import Catalog, package_yaml
 from ..catalog.schema import Accelerator, System
-from ..errors import CatalogGap, InputError
+from ..errors import CatalogGap
 from ..intake.generic import GenericWorkload
 from ..intake.measured import cpu_key
 from ..perf.fitted import FITTED
 from ..provenance import Trace
+from ..spine.node_choice import choose_accelerator, choose_system
 from ..spine.training_defaults import DEFAULT_ACCELERATOR
 
 DEFAULT_PRECISION = "bf16"
@@ -47,26 +48,9 @@ def pipeline_data() -> dict[str, Any]:
 
 
 def _hardware(w: GenericWorkload, catalog: Catalog, trace: Trace) -> tuple[Accelerator, System]:
-    c = w.compute
-    if c.accelerator is not None:
-        acc = catalog.accelerator(c.accelerator)
-        trace.given("compute.accelerator", acc.id)
-    elif c.system is not None:
-        acc = catalog.accelerator(catalog.system(c.system).accelerator)
-        trace.derived("compute.accelerator", acc.id, "the accelerator of the given system")
-    else:
-        acc = catalog.accelerator(DEFAULT_ACCELERATOR)
-        trace.assumed("compute.accelerator", acc.id, "no accelerator given: H100 SXM, the most used in published runs")
-    if c.system is not None:
-        system = catalog.system(c.system)
-        if system.accelerator != acc.id:
-            raise InputError("compute.system", c.system, f"a system holding {acc.id}, one of: "
-                             + ", ".join(catalog.systems_for(acc.id)))
-        trace.given("compute.system", system.id)
-    else:
-        system = catalog.default_system(acc.id)
-        trace.assumed("compute.system", system.id, f"the catalog's reference system for {acc.id}")
-    return acc, system
+    acc = choose_accelerator(w.compute, catalog, trace, DEFAULT_ACCELERATOR,
+                             "no accelerator given: H100 SXM, the most used in published runs")
+    return acc, choose_system(w.compute, acc, catalog, trace)
 
 
 def _to_measure(w: GenericWorkload) -> set[str]:

@@ -13,6 +13,7 @@ from ..catalog.loader import Catalog
 from ..errors import InputError
 from ..intake.hpc import HpcCommunication, HpcWorkload
 from ..provenance import Trace
+from ..spine.node_choice import choose_accelerator
 from .classes import (
     OPTION_DEFAULTS,
     UNITS,
@@ -138,14 +139,8 @@ def record_profile(w: HpcWorkload, p: Profile, trace: Trace) -> None:
 
 def resolve_device(w: HpcWorkload, catalog: Catalog, trace: Trace) -> Device:
     c = w.compute
-    if c.accelerator is not None:
-        acc = trace.given("compute.accelerator", catalog.accelerator(c.accelerator).id)
-    elif c.system is not None:
-        acc = trace.derived("compute.accelerator", catalog.system(c.system).accelerator,
-                            "the accelerator of the given system")
-    else:
-        acc = trace.assumed("compute.accelerator", DEFAULT_ACCELERATOR,
-                            "no accelerator given: H100 SXM, the most common current HPC GPU")
+    acc = choose_accelerator(c, catalog, trace, DEFAULT_ACCELERATOR,
+                             "no accelerator given: H100 SXM, the most common current HPC GPU").id
     device = hpc_device(catalog, acc, c.system)
     if c.system is not None:
         trace.given("compute.system", device.system_id)

@@ -32,6 +32,7 @@ from .bottleneck import bottleneck_view, largest_step_terms
 from .fabric_pins import compute_switch, fabric_hardware
 from .gpu_count import MAX_SEARCH_GPUS, TOP_K, GpuChoice, choose_gpus
 from .infrastructure import build_training_infrastructure, layer_dict
+from .node_choice import choose_accelerator, choose_system
 from .result import BottleneckLayer, ComputeLayer, ObjectiveLayer, ParallelismOut, SearchSummary, SystemSpec
 from .training_defaults import DEFAULT_ACCELERATOR, TrainingRunResolved, resolve_run
 from .training_setup import check_host_link, note_unmeasured_kernels, resolve_setup
@@ -68,21 +69,9 @@ def resolve_training(w: TrainingWorkload, catalog: Catalog) -> ResolvedTraining:
 
 def resolve_hardware(compute: ComputeIntake, catalog: Catalog, trace: Trace,
                      node_scale_out_bytes_per_s: float | None = None) -> Hardware:
-    if compute.accelerator is not None:
-        acc = catalog.accelerator(compute.accelerator)
-        trace.given("compute.accelerator", acc.id)
-    elif compute.system is not None:
-        acc = catalog.accelerator(catalog.system(compute.system).accelerator)
-        trace.derived("compute.accelerator", acc.id, "the accelerator of the given system")
-    else:
-        acc = catalog.accelerator(DEFAULT_ACCELERATOR)
-        trace.assumed("compute.accelerator", acc.id, "no accelerator given: H100 SXM, the most used in published runs")
-    if compute.system is not None:
-        system = catalog.system(compute.system)
-        trace.given("compute.system", system.id)
-    else:
-        system = catalog.default_system(acc.id)
-        trace.assumed("compute.system", system.id, f"the catalog's reference system for {acc.id}")
+    acc = choose_accelerator(compute, catalog, trace, DEFAULT_ACCELERATOR,
+                             "no accelerator given: H100 SXM, the most used in published runs")
+    system = choose_system(compute, acc, catalog, trace)
     hw = catalog.hardware(acc.id, system.id)
     if node_scale_out_bytes_per_s is not None:
         trace.given("fabric.node_scale_out_bandwidth", node_scale_out_bytes_per_s)
