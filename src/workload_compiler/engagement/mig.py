@@ -49,7 +49,7 @@ class MigProfile(Doc):
     gpus_needed: int | None = quantity("count", "GPUs the load needs in this profile", default=None)
     cost_usd_per_hour: float | None = quantity("USD/h", "GPUs x GPU-hour", default=None)
     slices_needed: int | None = quantity("count", "slices the load needs", default=None)
-    fractional_gpus: float | None = quantity("1", "slices x the share of a GPU one slice holds", default=None)
+    fractional_gpus: float | None = quantity("count", "slices x the share of a GPU one slice holds", default=None)
     cost_usd_per_hour_fractional: float | None = quantity("USD/h", "billed per slice: fractional GPUs x GPU-hour",
                                                           default=None)
 
@@ -66,7 +66,7 @@ class MigSection(Doc):
     gpus_with_mig: int | None = quantity("count", "GPUs the load needs with the best profile", default=None)
     cost_usd_per_hour_with_mig: float | None = quantity("USD/h", "the fleet partitioned at the best profile",
                                                         default=None)
-    saving_fraction: float | None = quantity("1", "1 - MIG cost / whole-GPU cost", default=None)
+    saving_fraction: float | None = quantity("fraction", "1 - MIG cost / whole-GPU cost", default=None)
     verdict: str
 
 

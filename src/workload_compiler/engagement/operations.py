@@ -37,7 +37,7 @@ class PartLoad(Doc):
     part: str
     layer: str
     hardware: bool
-    rate_per_gpu_day: float = quantity("1", "failures per GPU per day")
+    rate_per_gpu_day: float = quantity("1/day", "failures per GPU per day")
     failures_per_week: float = quantity("count", "expected failures of this part per week on the fleet")
     spares: int | None = quantity("count", "spares for one restore window at the service level", default=None)
     rma_per_year: float | None = quantity("count", "parts returned per year", default=None)
@@ -56,11 +56,11 @@ class ActorLoad(Doc):
 
 class OperationsLoad(Doc):
     fleet_gpus: int = quantity("count", "GPUs of the fleet")
-    failure_rate_per_gpu_day: float = quantity("1", "unexpected interruptions per GPU per day")
+    failure_rate_per_gpu_day: float = quantity("1/day", "unexpected interruptions per GPU per day")
     failure_rate_source: str
     mix_source: str = Field(description="where the split of failures by part comes from")
     restore_time_s: float = quantity("s", "a failed part back in service")
-    service_level: float = quantity("1", "probability the spares cover one restore window")
+    service_level: float = quantity("fraction", "probability the spares cover one restore window")
     parts: list[PartLoad]
     failures_per_week: float = quantity("count", "all unexpected interruptions per week")
     incidents_per_week: float = quantity("count", "incidents the on-call rotation sees per week")

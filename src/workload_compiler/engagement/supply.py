@@ -50,9 +50,9 @@ class Substitution(Doc):
     feasible: bool
     binding: str | None = None
     time_to_result_s: float | None = quantity("s", "on the offered hardware", default=None)
-    time_change: float | None = quantity("1", "vs the requirement: +0.1 = 10% longer", default=None)
+    time_change: float | None = quantity("fraction", "vs the requirement: +0.1 = 10% longer", default=None)
     it_power_w: float | None = quantity("W", "on the offered hardware", default=None)
-    power_change: float | None = quantity("1", "vs the requirement", default=None)
+    power_change: float | None = quantity("fraction", "vs the requirement", default=None)
     rule: str = Field(description="register item 03's verdict")
     accepted: bool | None = Field(default=None, description="None while rule 03 is open")
 

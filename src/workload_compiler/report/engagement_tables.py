@@ -14,8 +14,7 @@ from pydantic import BaseModel
 
 from ..quantity import unit_of
 from ..spine.result import SystemSpec
-from ..units import format_bytes, format_count, format_duration, format_power
-from .format import si
+from .format import format_quantity, si
 
 
 @dataclass
@@ -27,37 +26,11 @@ class Table:
 
 
 def fmt(value: Any, unit: str | None) -> str:
-    """One value by its declared unit."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if not isinstance(value, int | float):
-        return str(value)
-    v = float(value)
-    if not math.isfinite(v):
-        return "∞"
-    if unit == "B":
-        return format_bytes(v)
-    if unit == "B/s":
-        return si(v, "B/s", digits=4)     # "17.00 MB/s" (not "0.01695 GB/s"), "338.2 GB/s" for a threshold
-    if unit == "s":
-        return format_duration(v)
-    if unit == "W":
-        return format_power(v)
-    if unit == "FLOP/s":
-        return f"{v / 1e12:,.4g} TFLOP/s"
-    if unit == "FLOP":
-        return f"{v:.3e} FLOP"
-    if unit == "1":
-        return f"{100 * v:.3g}%"
-    if unit in ("items/s", "tokens/s", "requests/s"):
-        return f"{v:,.0f}/s" if v >= 100 else f"{v:,.3g}/s"
-    if unit in ("USD", "USD/h"):
-        return f"${v:,.2f}" + ("/h" if unit == "USD/h" else "")
-    if unit in ("count", "tokens"):
-        return format_count(v) if v >= 1e6 else (f"{v:,.0f}" if v == int(v) else f"{v:,.3g}")
-    return f"{v:,.4g}"
+    """One value by its declared unit (report/format.py `format_quantity`), byte rates with four
+    digits: an acceptance threshold reads 338.2 GB/s, not 338 GB/s."""
+    if unit == "B/s" and isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return si(float(value), "B/s", digits=4)
+    return format_quantity(value, unit)
 
 
 def field_value(model: BaseModel, name: str) -> str:
@@ -165,7 +138,7 @@ def acceptance_table(spec: SystemSpec) -> Table | None:
         return None
     sources = list(dict.fromkeys(t.fraction_source for t in a.targets))   # numbered in table order
     rows = [[t.test, t.tier or "", fmt(t.message_bytes, "B") if t.message_bytes else (t.precision or ""),
-             fmt(t.expected, t.unit), fmt(t.fraction_of_peak, "1") if t.fraction_of_peak is not None else "—",
+             fmt(t.expected, t.unit), fmt(t.fraction_of_peak, "fraction") if t.fraction_of_peak is not None else "—",
              t.tool, f"[{sources.index(t.fraction_source) + 1}]"] for t in a.targets]
     checks: dict[str, int] = {}
     for t in a.targets:

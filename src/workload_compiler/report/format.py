@@ -116,7 +116,7 @@ _FORMATS: dict[str, Any] = {
     "tokens": lambda v: f"{count(v)} tokens",
     "tokens/s": lambda v: f"{count(round(v)) if abs(v) >= 100 else _sig(v)} tokens/s",
     "requests/s": lambda v: f"{_sig(v)} req/s",
-    "items/s": lambda v: si(v, "/s"),
+    "items/s": lambda v: f"{count(round(v)) if abs(v) >= 100 else _sig(v)}/s",   # "12,345/s", "1.23 million/s"
     "1/s": lambda v: f"{_sig(v)}/s",
     "1/day": lambda v: f"{_sig(v)}/day",
     "USD": _usd,
