@@ -86,6 +86,8 @@ def test_bounds_name_their_reason() -> None:
     ("facility", "power", "1e30W"), ("facility", "pue", ".inf"), ("fabric", "oversubscription", math.inf),
     ("storage", "token_bytes", math.nan), ("reliability", "failures_per_gpu_day", 5.0),
     ("operations", "restore_time", 1e30),   # found by tools/fuzz_intakes.py: a 20 s spares search
+    ("fabric", "nic_bandwidth", 1e-300),    # found by tools/fuzz_intakes.py (seed 90): OverflowError in size_scale_out
+    ("fabric", "nic_bandwidth", "100Mb/s"),
 ])
 def test_out_of_range_is_bad_input_not_an_infeasible_answer(section: str, key: str, value: Any) -> None:
     data = {**TRAINING, section: {**TRAINING.get(section, {}), key: value}}   # type: ignore[dict-item]
@@ -110,12 +112,13 @@ def test_generic_quantities_are_bounded_with_their_reason(section: str, key: str
 
 def test_a_load_that_would_need_more_gpus_than_any_cluster_is_an_answer() -> None:
     """Found by tools/fuzz_intakes.py (seed 31): 10^8 requests/s over a 12 kb/s NIC once sized a
-    fabric of 619M ranks (MemoryError in fabric/mapping.py); it is infeasible, with what binds."""
+    fabric of 619M ranks (MemoryError in fabric/mapping.py); it is infeasible, with what binds. (A NIC
+    below 1 Gb/s is now refused at the intake; the slowest one accepted keeps the case.)"""
     spec = compile_workload({
         "kind": "inference", "model": {"preset": "qwen3-30b-a3b", "head_dim": 8192},
         "serving": {"input_tokens": [100, 2000, 8000], "output_tokens": 256, "request_rate": 1e8, "mode": "auto",
                     "ttft": {"p90": "1s"}},
-        "compute": {"accelerator": "h100-sxm", "max_gpus": 16}, "fabric": {"nic_bandwidth": 12148.6}})
+        "compute": {"accelerator": "h100-sxm", "max_gpus": 16}, "fabric": {"nic_bandwidth": "1Gb/s"}})
     assert spec.feasible is False and spec.binding_constraint
 
 

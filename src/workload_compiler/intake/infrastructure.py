@@ -28,8 +28,7 @@ class FabricIntake(Strict):
     oversubscription: float | None = limited(None, ge=1, le=L.MAX_OVERSUBSCRIPTION, why=L.OVERSUBSCRIPTION,
                                              description="leaf down:up port ratio (1 = non-blocking)")
     su_nodes: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS, description="nodes per scalable unit")
-    nic_bandwidth: BitsPerSecond | None = limited(None, gt=0, le=1.6e13,
-                                                  why="16 Tb/s: 10x the fastest NIC announced (1.6 Tb/s)",
+    nic_bandwidth: BitsPerSecond | None = limited(None, ge=L.MIN_NIC_BITS, le=L.MAX_NIC_BITS, why=L.NIC_BITS,
                                                   description="line rate of each compute NIC, e.g. 200Gb/s")
     rail_optimized: bool | None = Field(default=None, description="NIC i of every node on leaf i (default), or "
                                                                   "all of a node's NICs on one leaf (top of rack)")

@@ -61,6 +61,10 @@ MAX_BANDWIDTH = 1e15
 MIN_BANDWIDTH = 1e6
 BANDWIDTH = {"ge": "1 MB/s: slower than any disk, file system or network port a cluster is built with",
              "le": "1 PB/s: 100x the fastest file systems built (~10 TB/s)"}
+MIN_NIC_BITS = 1e9
+MAX_NIC_BITS = 1.6e13
+NIC_BITS = {"ge": "1 Gb/s: the slowest Ethernet port a server ships with",
+            "le": "16 Tb/s: 10x the fastest NIC announced (1.6 Tb/s)"}
 MAX_UNITS = 1e16
 UNITS = "10^16 units: 1,000x the largest published simulations (~10^13 cells or atoms)"
 MAX_STEPS = 1e15
