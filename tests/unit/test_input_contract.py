@@ -110,6 +110,22 @@ def test_generic_quantities_are_bounded_with_their_reason(section: str, key: str
     assert e.field == f"{section}.{key}" and "at most" in e.allowed and "(" in e.allowed
 
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize(("example", "section", "key"), [
+    # found by tools/sweep_bounds.py: 5e-324 underflowed to 0 and divided (ZeroDivisionError)
+    ("hpc-cfd-fv.yaml", "application", "iterations_per_step"),
+    ("hpc-molecular-dynamics.yaml", "target", "ns_per_day"),
+    ("image-classifier-generic.yaml", "pipeline", "gpu_efficiency"),
+    ("image-classifier-generic.yaml", "pipeline", "gpu_samples_per_s"),
+])
+def test_a_vanishing_positive_is_refused_with_its_reason(example: str, section: str, key: str) -> None:
+    data = read_intake(EXAMPLES / example)
+    e = error_of({**data, section: {**data.get(section, {}), key: 5e-324}})
+    assert e.field == f"{section}.{key}" and "at least" in e.allowed and "(" in e.allowed
+
+
 def test_a_load_that_would_need_more_gpus_than_any_cluster_is_an_answer() -> None:
     """Found by tools/fuzz_intakes.py (seed 31): 10^8 requests/s over a 12 kb/s NIC once sized a
     fabric of 619M ranks (MemoryError in fabric/mapping.py); it is infeasible, with what binds. (A NIC

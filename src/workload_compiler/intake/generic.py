@@ -66,16 +66,17 @@ class GenericData(Strict):
 
 
 class GenericPipeline(Strict):
-    cpu_cores_per_gpu: float | None = limited(None, gt=0, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL,
+    cpu_cores_per_gpu: float | None = limited(None, ge=L.MIN_COUNT_SMALL, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL,
                                               description="host cores feeding each GPU's loader")
     decode_rate_per_core: PerSecond | None = limited(
-        None, gt=0, le=L.MAX_SAMPLE_RATE, why=L.SAMPLE_RATE,
+        None, ge=L.MIN_SAMPLE_RATE, le=L.MAX_SAMPLE_RATE, why=L.SAMPLE_RATE,
         description="samples one core reads, decodes and prepares per second")
     device_bytes_per_sample: Bytes | None = limited(None, gt=0, le=L.MAX_BYTES, why=L.BYTES,
                                                     description="host -> device bytes per sample")
-    gpu_efficiency: float | None = Field(default=None, gt=0, le=1, description="fraction of the dense peak")
+    gpu_efficiency: float | None = limited(None, ge=L.MIN_EFFICIENCY, le=1, why=L.EFFICIENCY,
+                                           description="fraction of the dense peak")
     gpu_samples_per_s: PerSecond | None = limited(
-        None, gt=0, le=L.MAX_SAMPLE_RATE, why=L.SAMPLE_RATE,
+        None, ge=L.MIN_SAMPLE_RATE, le=L.MAX_SAMPLE_RATE, why=L.SAMPLE_RATE,
         description="samples one GPU processes per second (replaces the FLOPs route)")
     batch_size_per_gpu: int | None = limited(None, ge=1, le=L.MAX_BATCH_PER_GPU, why=L.BATCH_PER_GPU)
     precision: GenericPrecision | None = None

@@ -48,15 +48,15 @@ class HpcApplication(Strict):
 
     solver_class: SolverClass = Field(alias="class")
     code: str | None = text(description="the code, e.g. GROMACS (informational)")
-    neighbors_per_atom: float | None = limited(None, gt=0, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL,
+    neighbors_per_atom: float | None = limited(None, ge=L.MIN_COUNT_SMALL, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL,
                                                description="MD: atoms inside the cut-off")
     cutoff_nm: float | None = limited(None, gt=0, le=100, why="100 nm: 50x the longest MD cut-offs (~2 nm)",
                                       description="MD: non-bonded cut-off, nm")
-    iterations_per_step: float | None = limited(None, gt=0, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL,
+    iterations_per_step: float | None = limited(None, ge=L.MIN_COUNT_SMALL, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL,
                                                 description="cfd_fv: Krylov iterations")
     levels: int | None = limited(None, gt=0, le=100_000, why="10^5 vertical levels: 1,000x any weather model",
                                  description="weather_climate: vertical levels")
-    transforms_per_step: float | None = limited(None, gt=0, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL,
+    transforms_per_step: float | None = limited(None, ge=L.MIN_COUNT_SMALL, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL,
                                                 description="fft_spectral: 3-D FFTs")
 
 
@@ -73,7 +73,7 @@ class HpcProfile(Strict):
 
 class HpcCommunication(Strict):
     pattern: CommPatternIntake | list[CommPatternIntake] | None = None
-    exchanges_per_step: float | None = limited(None, gt=0, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL)
+    exchanges_per_step: float | None = limited(None, ge=L.MIN_COUNT_SMALL, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL)
     halo_bytes_per_surface_unit: Bytes | None = limited(None, gt=0, le=L.MAX_PER_UNIT, why=L.PER_UNIT)
     bytes_per_unit: Bytes | None = limited(None, gt=0, le=L.MAX_PER_UNIT, why=L.PER_UNIT,
                                            description="all_to_all: per unit per transpose")
@@ -86,10 +86,12 @@ class HpcCommunication(Strict):
 
 class HpcTarget(Strict):
     time_to_solution: Seconds | None = limited(None, gt=0, le=L.MAX_DURATION, why=L.DURATION)
-    ns_per_day: float | None = limited(None, gt=0, le=1e9, why="10^9 ns/day: 10^6x the fastest MD runs (~1 us/day)",
-                                       description="MD: simulated ns per day")
-    simulated_years_per_day: float | None = limited(None, gt=0, le=1e6, why="10^6 SYPD: 1,000x the fastest "
-                                                    "climate runs", description="climate: SYPD")
+    ns_per_day: float | None = limited(None, ge=1e-6, le=1e9, why={
+        "ge": "10^-6 ns/day: a femtosecond a day, below one MD time step", "le": "10^9 ns/day: 10^6x the fastest "
+        "MD runs (~1 us/day)"}, description="MD: simulated ns per day")
+    simulated_years_per_day: float | None = limited(None, ge=1e-6, le=1e6, why={
+        "ge": "10^-6 SYPD: half a simulated minute a day", "le": "10^6 SYPD: 1,000x the fastest climate runs"},
+        description="climate: SYPD")
 
 
 class HpcIo(Strict):

@@ -74,7 +74,9 @@ SIM_TIME = "10^18 s: twice the age of the universe"
 MAX_PER_UNIT = 1e18
 PER_UNIT = "10^18 per unit per step: beyond any solver's work per cell, atom or row"
 MAX_COUNT_SMALL = 1e6
-COUNT_SMALL = "10^6: far beyond any published configuration"
+MIN_COUNT_SMALL = 1e-3
+COUNT_SMALL = {"ge": "10^-3: once in a thousand steps (a thousandth of a core); below that the term is nil",
+               "le": "10^6: far beyond any published configuration"}
 MAX_USD_HOUR = 1e4
 USD_HOUR = "$10,000 per GPU-hour: 1,000x list prices"
 MAX_CAPEX = 1e7
@@ -96,7 +98,11 @@ EPOCHS = "10^6 passes over the data: 10,000x the 90 epochs of the bundled ResNet
 MAX_FLOPS_SAMPLE = 1e18
 FLOPS_SAMPLE = "10^18 FLOPs per sample: 80x a 1T-parameter model's training FLOPs on a 2,048-token sequence"
 MAX_SAMPLE_RATE = 1e12
-SAMPLE_RATE = "10^12 samples/s from one core or one GPU: a sample per cycle at 1,000 GHz"
+MIN_SAMPLE_RATE = 1e-3
+SAMPLE_RATE = {"ge": "10^-3 samples/s: one sample in 17 minutes, slower than any loader or GPU",
+               "le": "10^12 samples/s from one core or one GPU: a sample per cycle at 1,000 GHz"}
+MIN_EFFICIENCY = 1e-4
+EFFICIENCY = {"ge": "10^-4 of the dense peak: below any kernel that does useful work", "le": "the peak itself"}
 MAX_BATCH_PER_GPU = 1 << 24
 BATCH_PER_GPU = "2^24 samples per GPU per step: 65,536x the 256 of the bundled ResNet-50 example"
 MAX_TEXT = 500
