@@ -81,3 +81,13 @@ def test_plan_json_for_an_infeasible_workload_is_a_document(tmp_path: Path) -> N
     assert result.exit_code == 3
     doc = json.loads(result.stdout)
     assert doc["feasible"] is False and "memory" in doc["binding_constraint"]
+
+
+@pytest.mark.parametrize("args", [
+    ["plan", str(EXAMPLES / "llama3-70b-plan.yaml"), "--top", "100000"],   # took 22 s and printed 39,851 lines
+    ["plan", str(EXAMPLES / "llama3-70b-plan.yaml"), "--top", "0"],
+    ["sensitivity", str(EXAMPLES / "gpt3-175b-a100.yaml"), "--top", "-3"],  # once dropped the last three rows
+])
+def test_list_lengths_out_of_range_are_refused_by_the_flag(args: list[str]) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and "--top" in result.output

@@ -20,7 +20,7 @@ def sensitivity_command(
     as_json: Annotated[bool, typer.Option("--json", help="print the sensitivity section as JSON")] = False,
     pins: Annotated[list[str] | None, typer.Option("--set", help="pin a dotted intake key first (repeatable)")]
     = None,
-    top: Annotated[int | None, typer.Option(help="show the N assumptions that move the answer most")] = None,
+    top: Annotated[int | None, typer.Option(min=1, help="show the N assumptions that move the answer most")] = None,
 ) -> None:
     """Rank the assumed values by how much they move GPUs, time, facility power and $ (a tornado)."""
     from ..sizing.sensitivity import analyse
