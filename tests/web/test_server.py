@@ -159,6 +159,16 @@ def test_a_token_guards_every_page_but_health() -> None:
         assert httpx.get(url + "/api/examples", headers={"cookie": cookie}).status_code == 200
 
 
+def test_limits_out_of_range_are_refused_by_their_flag() -> None:
+    """A negative --rate once started a server whose token buckets never refilled; --max-body 0 one
+    that refused every request."""
+    with pytest.raises(InputError, match="--rate"):
+        Settings(rate_per_minute=-5).checked()
+    with pytest.raises(InputError, match="--max-body"):
+        Settings(max_body_bytes=0).checked()
+    assert Settings(rate_per_minute=0, max_body_bytes=4096).checked().rate_per_minute == 0
+
+
 def test_binding_beyond_loopback_needs_a_token() -> None:
     with pytest.raises(InputError, match="token"):
         Settings(host="0.0.0.0").checked()

@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from ..errors import InputError
 
 TOKEN_ENV = "WKC_TOKEN"
+# Request bodies `--max-body` may allow: a bundled intake is 0.5-2 kB, so below 4 kB the forms fail;
+# above 1 GiB one request holds the server's memory.
+MIN_BODY_BYTES, MAX_BODY_BYTES = 4096, 2**30
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
@@ -37,6 +40,11 @@ class Settings:
         """Refuse to start where a token is needed and missing (or too short to be a secret)."""
         if not 0 < self.port < 65536:
             raise InputError("--port", self.port, "a TCP port 1-65535")
+        if self.rate_per_minute < 0:
+            raise InputError("--rate", self.rate_per_minute, "requests a minute per client, 0 or more (0: no limit)")
+        if not MIN_BODY_BYTES <= self.max_body_bytes <= MAX_BODY_BYTES:
+            raise InputError("--max-body", self.max_body_bytes,
+                             f"{MIN_BODY_BYTES:,} to {MAX_BODY_BYTES:,} bytes (an intake is 0.5-2 kB)")
         token = self.token or os.environ.get(TOKEN_ENV) or None
         if not is_loopback(self.host):
             if not token:
