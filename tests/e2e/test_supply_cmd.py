@@ -98,6 +98,21 @@ def test_bad_offers_are_input_errors(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "dgx-h100" in result.stderr
 
 
+def test_offer_numbers_are_bounded_with_their_reason_and_unknown_keys_get_a_suggestion(tmp_path: Path) -> None:
+    """A lead time of 1e30 days once ranked as an offer ('2739726027397260107042521088.0'), and an unknown
+    key listed no keys at all."""
+    path = tmp_path / "offers.yaml"
+    path.write_text("offers:\n- {id: X, count: 8, system: dgx-h100, lead_time: 1e30d}\n")
+    result = runner.invoke(app, ["supply", str(REQ), "--offers", str(path)])
+    assert result.exit_code == 2 and "offers[0].lead_time" in result.stderr and "100 years" in result.stderr
+    path.write_text("offers:\n- {id: X, count: 8, system: dgx-h100, fabric: {per_gpu_bandwidth: 1e-300B/s}}\n")
+    result = runner.invoke(app, ["supply", str(REQ), "--offers", str(path)])
+    assert result.exit_code == 2 and "at least 1,000,000 (1 MB/s" in result.stderr
+    path.write_text("offers:\n- {id: X, count: 8, system: dgx-h100, prise: 3}\n")
+    result = runner.invoke(app, ["supply", str(REQ), "--offers", str(path)])
+    assert result.exit_code == 2 and "did you mean 'price'" in result.stderr
+
+
 def test_measured_values_stay_with_the_requirements_machine_and_are_an_open_confirmation(tmp_path: Path) -> None:
     """A measurement of the requirement's node (sheet) and accelerator (`measured`) is not applied to an
     offer of other hardware: the substitution is still recompiled, and re-measuring is left open."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 
 from ..catalog.loader import load_catalog
 from ..compile import compile_workload, recompile
@@ -19,6 +20,7 @@ from ..errors import InputError
 from ..intake.infrastructure import InfrastructureIntake
 from ..intake.load import load_workload, read_intake
 from ..intake.offers import OffersFile
+from ..intake.problems import input_error
 from .common import out, print_json, user_errors
 
 
@@ -29,7 +31,10 @@ def _offers(path: Path) -> OffersFile:
         raise InputError("--offers", str(path), exc.allowed.replace("intake file", "offers file")) from None
     if not isinstance(data, dict):
         raise InputError("--offers", str(path), "a YAML mapping with an 'offers' list")
-    return OffersFile.model_validate(data)
+    try:
+        return OffersFile.model_validate(data)
+    except ValidationError as exc:   # with the model: the keys it allows and each bound's reason
+        raise input_error(exc, OffersFile) from None
 
 
 def supply_command(

@@ -36,21 +36,22 @@ CONFIRMATIONS: tuple[Confirmation, ...] = ("availability", "lead_time", "schedul
 
 class OfferFabric(Strict):
     technology: str | None = Field(default=None, description="infiniband | roce | ethernet | spectrum-x")
-    per_gpu_bandwidth: BytesPerSecond | None = Field(default=None, gt=0,
-                                                     description="scale-out, per GPU, per direction")
-    oversubscription: float | None = Field(default=None, ge=1)
-    scale_up_domain_gpus: int | None = Field(default=None, ge=1)
+    per_gpu_bandwidth: BytesPerSecond | None = limited(None, ge=L.MIN_BANDWIDTH, le=L.MAX_BANDWIDTH,
+                                                       why=L.BANDWIDTH, description="scale-out, per GPU, per direction")
+    oversubscription: float | None = limited(None, ge=1, le=L.MAX_OVERSUBSCRIPTION, why=L.OVERSUBSCRIPTION)
+    scale_up_domain_gpus: int | None = limited(None, ge=1, le=L.MAX_GPUS, why=L.GPUS)
 
 
 class OfferStorage(Strict):
-    read_bandwidth: BytesPerSecond | None = Field(default=None, gt=0)
-    write_bandwidth: BytesPerSecond | None = Field(default=None, gt=0)
-    capacity: Bytes | None = Field(default=None, gt=0)
+    read_bandwidth: BytesPerSecond | None = limited(None, ge=L.MIN_BANDWIDTH, le=L.MAX_BANDWIDTH, why=L.BANDWIDTH)
+    write_bandwidth: BytesPerSecond | None = limited(None, ge=L.MIN_BANDWIDTH, le=L.MAX_BANDWIDTH, why=L.BANDWIDTH)
+    capacity: Bytes | None = limited(None, gt=0, le=L.MAX_BYTES, why=L.BYTES)
 
 
 class OfferSite(Strict):
-    power: Watts | None = Field(default=None, gt=0, description="facility power available to this deployment")
-    rack_power: Watts | None = Field(default=None, gt=0)
+    power: Watts | None = limited(None, gt=0, le=L.MAX_POWER, why=L.POWER,
+                                  description="facility power available to this deployment")
+    rack_power: Watts | None = limited(None, gt=0, le=L.MAX_RACK_POWER, why=L.RACK_POWER)
     cooling: list[str] = Field(default_factory=list, description="cooling the site supports: air, rdhx, dlc, immersion")
 
     @field_validator("cooling", mode="before")
@@ -60,9 +61,9 @@ class OfferSite(Strict):
 
 
 class OfferPrice(Strict):
-    gpu_hour_usd: float | None = Field(default=None, gt=0)
-    monthly_usd: float | None = Field(default=None, gt=0)
-    total_usd: float | None = Field(default=None, gt=0)
+    gpu_hour_usd: float | None = limited(None, gt=0, le=L.MAX_USD_HOUR, why=L.USD_HOUR)
+    monthly_usd: float | None = limited(None, gt=0, le=1e12, why="$1 trillion a month: beyond any fleet")
+    total_usd: float | None = limited(None, gt=0, le=1e13, why="$10 trillion: beyond any budget")
 
     @model_validator(mode="after")
     def _one(self) -> OfferPrice:
@@ -82,15 +83,15 @@ class Offer(Strict):
     supplier: str | None = None
     system: str | None = None
     accelerator: str | None = None
-    count: int = Field(ge=1, description="GPUs offered")
+    count: int = limited(ge=1, le=L.MAX_GPUS, why=L.GPUS, description="GPUs offered")
     fabric: OfferFabric = Field(default_factory=OfferFabric)
     storage: OfferStorage = Field(default_factory=OfferStorage)
     site: OfferSite = Field(default_factory=OfferSite)
     access_model: str | None = None
-    lead_time: Seconds | None = Field(default=None, ge=0)
+    lead_time: Seconds | None = limited(None, ge=0, le=L.MAX_DURATION, why=L.DURATION)
     price: OfferPrice | None = None
     sla: OfferSla | None = None
-    term: Seconds | None = Field(default=None, gt=0)
+    term: Seconds | None = limited(None, gt=0, le=L.MAX_DURATION, why=L.DURATION)
     confirmed: list[Confirmation] = Field(default_factory=list)
 
     @model_validator(mode="after")
