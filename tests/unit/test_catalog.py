@@ -245,6 +245,47 @@ def test_user_dir_errors_name_the_file(tmp_path: Path) -> None:
         load_catalog(tmp_path / "nope")
 
 
+@pytest.mark.parametrize(("entry", "field", "reason"), [
+    # a typo's magnitude (3.35e3 for 3.35e12 B/s) once reached an OverflowError in hpc/io.py scratch_plan
+    ("accelerators:\n- id: h100-sxm\n  memory_bandwidth_bytes_per_s: 3.35e+3\n",
+     "accelerators.h100-sxm.memory_bandwidth_bytes_per_s", "1 GB/s"),
+    ("accelerators:\n- id: h100-sxm\n  peak_flops: {bf16: 1.0e-300}\n", "accelerators.h100-sxm.peak_flops.bf16",
+     "1 GFLOP/s"),
+    ("systems:\n- id: dgx-h100\n  scale_out_nic_bits_per_s: 1.0e-300\n", "systems.dgx-h100.scale_out_nic_bits_per_s",
+     "0 NICs at 0 b/s"),
+    ("systems:\n- id: dgx-h100\n  node_max_power_w: 0\n", "systems.dgx-h100.node_max_power_w", "1 W"),
+])
+def test_user_dir_numbers_are_bounded_with_their_reason(tmp_path: Path, entry: str, field: str, reason: str) -> None:
+    (tmp_path / "mine.yaml").write_text(entry)
+    with pytest.raises(InputError) as info:
+        load_catalog(tmp_path)
+    assert field in str(info.value) and reason in str(info.value) and "mine.yaml" in str(info.value)
+
+
+def test_a_node_without_nics_cannot_span_nodes(tmp_path: Path) -> None:
+    """A user system with no scale-out NIC: a run over two of its nodes is infeasible with the reason
+    (it once divided by zero in hpc/comm.py and generic/compile.py)."""
+    from workload_compiler import compile_workload
+    (tmp_path / "mine.yaml").write_text("systems:\n- id: dgx-h100\n  scale_out_nics_per_node: 0\n"
+                                       "  scale_out_nic_bits_per_s: 0\n")
+    mine = load_catalog(tmp_path)
+    hpc = compile_workload({"kind": "hpc", "application": {"class": "cfd_fv"}, "problem": {"size": 1e8},
+                            "steps": 1000, "compute": {"accelerator": "h100-sxm", "gpus": 16}}, catalog=mine)
+    assert hpc.feasible is False and "no scale-out NIC" in str(hpc.binding_constraint)
+    example = Path(__file__).resolve().parents[2] / "examples" / "image-classifier-generic.yaml"
+    generic = compile_workload({**yaml.safe_load(example.read_text()),
+                                "compute": {"accelerator": "h100-sxm", "gpus": 16}}, catalog=mine)
+    generic.model_dump_json()     # finite: a rate of zero never finishes, its time is unreachable
+    training = compile_workload({"kind": "training", "model": {"preset": "llama3-8b"},
+                                 "training": {"tokens": "10B", "seq_len": 4096},
+                                 "compute": {"accelerator": "h100-sxm", "gpus": 16}}, catalog=mine)
+    assert training.feasible is False and "no scale-out NIC" in str(training.binding_constraint)
+    serving = compile_workload({"kind": "inference", "model": {"preset": "llama3-8b"},
+                                "serving": {"input_tokens": 1000, "output_tokens": 200, "request_rate": "5/s"},
+                                "compute": {"accelerator": "h100-sxm"}}, catalog=mine)
+    assert serving.feasible     # replicas of one node each need no NIC between them
+
+
 def test_switches_nics_and_superpod_tables(cat: Catalog) -> None:
     qm = cat.switch("quantum2-qm9700")
     assert (qm.ports, qm.port_bits_per_s) == (64, 400e9)

@@ -25,6 +25,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..errors import CatalogGap, InputError, one_of
+from ..intake.problems import input_error
 from ..paths import existing_directory
 from ..perf.layout import Hardware, MeasuredRates
 from .schema import Accelerator, Nic, Switch, System
@@ -265,9 +266,8 @@ def _validate(model: type[M], kind: str, entry: dict[str, Any]) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        raise InputError(f"catalog {kind}.{entry['id']} ({entry.get('_file', '?')})",
-                         "(invalid entry)", problems) from None
+        # each problem by field, with the bound and its reason (intake/problems.py, as for intakes)
+        raise input_error(exc, model, f"catalog {entry.get('_file', '?')}: {kind}.{entry['id']}") from None
 
 
 def _build(raw: _Raw) -> Catalog:

@@ -7,13 +7,28 @@ precision.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from ..intake.limits import limited
 from ..units import GIB
 
 Precision = Literal["fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp6", "fp4"]
+
+# Bounds of a hardware figure, each with its reason: an entry of a user catalog with a typo (3.35e3
+# for 3.35e12 B/s) is refused by name instead of reaching a division by zero or an overflow.
+_MEMORY = {"ge": "100 MB: less than any accelerator's memory", "le": "100 TB: 300x the largest HBM (288 GB)"}
+_BANDWIDTH = {"ge": "1 GB/s: slower than any accelerator's memory or link", "le": "1 PB/s: 50x the fastest HBM"}
+_FLOPS = {"ge": "1 GFLOP/s: slower than any accelerator", "le": "10^18 FLOP/s: 50x the fastest accelerator"}
+_POWER = {"ge": "1 W: less than any accelerator or node draws", "le": "10 MW: beyond any rack"}
+_NIC = {"ge": "0 (no NIC) or 1 Gb/s: the slowest Ethernet port a server ships with",
+        "le": "16 Tb/s: 10x the fastest NIC announced"}
+
+
+def _flops() -> Any:
+    """An optional dense peak of one precision (None: not published)."""
+    return limited(None, ge=1e9, le=1e18, why=_FLOPS)
 
 
 # What the driver keeps of an accelerator's HBM where nobody measured it: the A100 40GB's share
@@ -36,16 +51,16 @@ class PeakFlops(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    fp64: float | None = None
-    fp64_tensor: float | None = None
-    fp32: float | None = None
-    tf32: float | None = None
-    bf16: float | None = None
-    fp16: float | None = None
-    fp8: float | None = None
-    int8: float | None = None
-    fp6: float | None = None
-    fp4: float | None = None
+    fp64: float | None = _flops()
+    fp64_tensor: float | None = _flops()
+    fp32: float | None = _flops()
+    tf32: float | None = _flops()
+    bf16: float | None = _flops()
+    fp16: float | None = _flops()
+    fp8: float | None = _flops()
+    int8: float | None = _flops()
+    fp6: float | None = _flops()
+    fp4: float | None = _flops()
 
 
 class Accelerator(BaseModel):
@@ -56,26 +71,30 @@ class Accelerator(BaseModel):
     vendor: str
     architecture: str
     form_factor: str
-    memory_bytes: float = Field(
-        gt=0, description="HBM capacity, bytes (decimal GB x 1e9 as the vendor states)")
-    memory_visible_bytes: float | None = Field(
-        default=None, gt=0, description="HBM the driver exposes to a process (CUDA total memory), bytes; "
-        "None = not measured: the vendor figure read as GiB, less 0.5 GiB the driver keeps")
-    memory_bandwidth_bytes_per_s: float | None = Field(
-        gt=0, description="HBM peak bandwidth; None when the vendor figure is not known")
-    tdp_w: float | None = Field(gt=0, description="max board/module power; None when not published")
-    scale_up_bandwidth_bytes_per_s: float | None = Field(
-        default=None, description="scale-up (NVLink/Infinity Fabric) bandwidth per GPU, per direction")
+    memory_bytes: float = limited(
+        ge=1e8, le=1e14, why=_MEMORY, description="HBM capacity, bytes (decimal GB x 1e9 as the vendor states)")
+    memory_visible_bytes: float | None = limited(
+        None, ge=1e8, le=1e14, why=_MEMORY, description="HBM the driver exposes to a process (CUDA total memory), "
+        "bytes; None = not measured: the vendor figure read as GiB, less 0.5 GiB the driver keeps")
+    memory_bandwidth_bytes_per_s: float | None = limited(
+        ..., ge=1e9, le=1e15, why=_BANDWIDTH,
+        description="HBM peak bandwidth; None when the vendor figure is not known")
+    tdp_w: float | None = limited(..., ge=1, le=1e7, why=_POWER,
+                                  description="max board/module power; None when not published")
+    scale_up_bandwidth_bytes_per_s: float | None = limited(
+        None, ge=1e9, le=1e15, why=_BANDWIDTH,
+        description="scale-up (NVLink/Infinity Fabric) bandwidth per GPU, per direction")
     peak_flops: PeakFlops
     peak_flops_sparse: PeakFlops | None = Field(
         default=None, description="vendor 'with sparsity' headline (2:4), kept only to check dense < sparse")
     memory_type: str = ""
     scale_up_interconnect: str = ""
-    pcie_bandwidth_bytes_per_s: float | None = Field(
-        default=None, description="host PCIe link, per direction (vendor bidirectional figure / 2)")
-    host_link_bytes_per_s: float | None = Field(
-        default=None, description="GPU <-> host memory over NVLink-C2C (Grace superchips), per GPU, per direction; "
-        "unset: the PCIe link is the host link")
+    pcie_bandwidth_bytes_per_s: float | None = limited(
+        None, ge=1e9, le=1e15, why=_BANDWIDTH, description="host PCIe link, per direction (vendor bidirectional "
+        "figure / 2)")
+    host_link_bytes_per_s: float | None = limited(
+        None, ge=1e9, le=1e15, why=_BANDWIDTH, description="GPU <-> host memory over NVLink-C2C (Grace "
+        "superchips), per GPU, per direction; unset: the PCIe link is the host link")
     tensor_flops_per_exp: float | None = Field(
         default=None, gt=0, description="dense BF16 tensor-core FLOPs an SM issues per clock over the "
         "exponentials (MUFU.EX2) it issues per clock: where an attention kernel does fewer FLOPs per "
@@ -102,18 +121,30 @@ class System(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    @field_validator("scale_out_nic_bits_per_s")
+    @classmethod
+    def _nic_or_none(cls, bits: float, info: ValidationInfo) -> float:
+        nics = info.data.get("scale_out_nics_per_node", 0)
+        if 0 < bits < 1e9 or (nics > 0) != (bits > 0):
+            raise ValueError(f"with {nics} NICs a node: none (0 NICs at 0 b/s) or NICs of 1 Gb/s or more")
+        return bits
+
     id: str
     name: str
     accelerator: str
-    gpus_per_node: int = Field(gt=0, description="accelerators per node (per compute tray for NVL72: 4)")
-    scale_up_domain_gpus: int = Field(gt=0, description="GPUs in one NVLink/scale-up domain")
-    nodes_per_scale_up_domain: int = Field(default=1, ge=1)
-    scale_out_nics_per_node: int = Field(ge=0)
-    scale_out_nic_bits_per_s: float = Field(ge=0, description="line rate of one compute NIC")
+    gpus_per_node: int = limited(ge=1, le=1024, why="1,024 accelerators: 14x the largest node or tray (72)",
+                                 description="accelerators per node (per compute tray for NVL72: 4)")
+    scale_up_domain_gpus: int = limited(ge=1, le=1 << 16, why="2^16 GPUs: 100x the largest NVLink domain (576)",
+                                        description="GPUs in one NVLink/scale-up domain")
+    nodes_per_scale_up_domain: int = limited(1, ge=1, le=1 << 16, why="2^16 nodes in one scale-up domain")
+    scale_out_nics_per_node: int = limited(ge=0, le=1024, why="1,024 NICs: 64x any node (16)")
+    scale_out_nic_bits_per_s: float = limited(ge=0, le=1.6e13, why=_NIC, description="line rate of one compute NIC")
     cpu_cores_per_node: int | None = None
     host_memory_bytes_per_node: float | None = None
-    node_max_power_w: float | None = Field(default=None, description="max power of one node (or tray)")
-    rack_power_w: float | None = Field(default=None, description="for rack-scale systems: the whole rack")
+    node_max_power_w: float | None = limited(None, ge=1, le=1e7, why=_POWER,
+                                             description="max power of one node (or tray)")
+    rack_power_w: float | None = limited(None, ge=1, le=1e7, why=_POWER,
+                                         description="for rack-scale systems: the whole rack")
     rack_units: int | None = None
     cooling: Literal["air", "liquid", "hybrid"] = "air"
     scale_out_nic: str | None = Field(default=None, description="catalog id of the compute NIC")

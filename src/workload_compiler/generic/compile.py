@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..catalog.loader import Catalog
-from ..errors import InputError
+from ..errors import Infeasible, InputError
 from ..intake.generic import GenericWorkload
 from ..perf.collectives import group_all_reduce_s
 from ..provenance import Trace
@@ -48,6 +48,10 @@ def _allreduce_s(w: GenericWorkload, r: GenericResolved, catalog: Catalog, gpus:
     if not r.training or gpus == 1 or w.model.params is None:
         return 0.0
     hw = catalog.hardware(r.accelerator.id, r.system.id)
+    reach = max(hw.gpus_per_node, hw.scale_up_domain_gpus)
+    if gpus > reach and hw.scale_out_bandwidth_bytes_per_s <= 0:
+        raise Infeasible("fabric", f"{hw.system_id} has no scale-out NIC: the gradient all-reduce cannot span "
+                                   f"more than the {reach} GPUs of one scale-up domain")
     size = w.model.params * GRADIENT_BYTES[r.precision]
     return float(group_all_reduce_s(size, gpus, 1, hw))
 
@@ -161,7 +165,7 @@ def _pipeline_section(ev: _Evaluation, r: GenericResolved, w: GenericWorkload, t
     binding, sentence, input_bound = verdict(ev.stages)
     step, exposed, _ = ev.step
     effective = None if ev.pipeline_rate is None else ev.pipeline_rate * ev.goodput
-    time = None if effective is None else total / effective
+    time = total / effective if effective else None    # a zero rate (a node with no NIC) never finishes
     trace.derived("pipeline.pipeline_samples_per_s", ev.pipeline_rate, "min over the stages of the data path")
     trace.derived("pipeline.effective_samples_per_s", effective, "pipeline rate x reliability.goodput")
     trace.derived("pipeline.time_to_result_s", time, "samples x epochs / effective rate")

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CatalogGap
+from ..errors import CatalogGap, Infeasible
 from ..perf.collectives import (
     NIC_EFFICIENCY,
     NIC_LATENCY_S,
@@ -77,6 +77,11 @@ def _scale_up_bw(device: Device, pattern: str) -> float:
 
 
 def _nic_bw(device: Device) -> float:
+    """What one GPU's share of the node's NICs carries; a node without NICs cannot exchange with
+    another one, so a run across nodes there is infeasible, not infinitely slow."""
+    if device.scale_out_bandwidth_bytes_per_s <= 0:
+        raise Infeasible("fabric", f"{device.system_id} has no scale-out NIC: the run cannot span nodes "
+                                   f"(at most {device.gpus_per_node} GPUs)")
     return device.scale_out_bandwidth_bytes_per_s * NIC_EFFICIENCY
 
 

@@ -155,6 +155,8 @@ def layouts(m: ServedModel, dev: Device, req: Requirement) -> ServingLayout:
         for pp in pps:
             eps = [req.ep] if req.ep else ([1, tp] if m.arch.is_moe and tp > 1 else [1])
             rows += [(tp, pp, ep) for ep in eps if tp * max(1, ep // tp) * pp <= cap]
+    if dev.hw.scale_out_bandwidth_bytes_per_s <= 0:   # a node without NICs: a replica stays in its domain
+        rows = [(tp, pp, ep) for tp, pp, ep in rows if tp * max(1, ep // tp) * pp <= domain]
     if not rows:
         raise Infeasible("gpus", f"no layout fits in {cap} GPUs with the pinned parallelism")
     arr = np.array(rows, dtype=np.int64)

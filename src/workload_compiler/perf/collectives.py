@@ -73,10 +73,18 @@ def scale_up_bw(hw: Hardware, collective: str = "all_reduce") -> float:
     return hw.measured.bus_bandwidth("scale_up", collective) or hw.scale_up_bandwidth_bytes_per_s * NVLINK_EFFICIENCY
 
 
+# A node without NICs (a user catalog's workstation) moves nothing off-node. The searches keep every
+# group inside its scale-up domain there (planner/search.py, inference/search.py, generic, HPC); the
+# cross-domain term they still compute as an array is empty, and 0 bytes / 1 B/s keeps it zero where
+# 0 / 0 would be NaN.
+NO_NIC_BYTES_PER_S = 1.0
+
+
 def scale_out_bw(hw: Hardware, collective: str = "all_reduce") -> float:
     """Achievable per-GPU, per-direction scale-out (NIC) bandwidth (measured on this node type, when
     there is a measurement)."""
-    return hw.measured.bus_bandwidth("scale_out", collective) or hw.scale_out_bandwidth_bytes_per_s * NIC_EFFICIENCY
+    return (hw.measured.bus_bandwidth("scale_out", collective)
+            or max(hw.scale_out_bandwidth_bytes_per_s * NIC_EFFICIENCY, NO_NIC_BYTES_PER_S))
 
 
 def local_members(n: Any, stride: Any, hw: Hardware) -> FloatArray:

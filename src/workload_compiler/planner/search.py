@@ -274,6 +274,14 @@ def _search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int, pins
             top_k: int, memory_fn: MemoryFn, step_fn: StepFn, published_mfu: PublishedMfu | None,
             chunk_size: int, progress: Progress | None, memory_margin: float) -> PlanResult:
     t0 = time.perf_counter()
+    reach = max(hw.gpus_per_node, hw.scale_up_domain_gpus)
+    if gpus > reach and hw.scale_out_bandwidth_bytes_per_s <= 0:
+        # a user catalog's node without NICs: nothing crosses its scale-up domain (every collective
+        # there would divide by a zero bandwidth)
+        return PlanResult(gpus=gpus, layouts=[], evaluated=0, feasible=0, rejected={}, seconds=0.0,
+                          published_mfu=published_mfu, infeasible=(
+                              "fabric", f"{hw.system_id} has no scale-out NIC: {gpus:,} GPUs exceed the "
+                                        f"{reach} one scale-up domain holds"))
     full_space = build_space(arch, setup, hw, gpus, pins)
     rule_list = rules(arch, setup, hw, full_space)
     counts = dict.fromkeys([r for r, _ in rule_list] + [MEMORY_REASON, UNDEFINED_REASON], 0)
