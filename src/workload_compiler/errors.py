@@ -109,8 +109,14 @@ class InputError(WorkloadError, ValueError):
     def renamed(self, names: dict[str, str]) -> InputError:
         """The same error with fields renamed (`power_w` -> `--power` at the command line)."""
         def name(field: str) -> str:
-            head, _, rest = field.partition(".")
-            return names.get(field, names[head] + ("." + rest if rest else "") if head in names else field)
+            # the longest dotted prefix that has a name: `serving.ttft.p99` is what `--ttft` gave
+            parts = field.split(".")
+            for n in range(len(parts), 0, -1):
+                head, rest = ".".join(parts[:n]), ".".join(parts[n:])
+                if head in names:
+                    new = names[head]
+                    return new if not rest or new.startswith("--") else f"{new}.{rest}"
+            return field
         return InputError.of([Problem(name(p.field), p.value, p.allowed) for p in self.problems])
 
 

@@ -91,3 +91,27 @@ def test_plan_json_for_an_infeasible_workload_is_a_document(tmp_path: Path) -> N
 def test_list_lengths_out_of_range_are_refused_by_the_flag(args: list[str]) -> None:
     result = runner.invoke(app, args)
     assert result.exit_code == 2 and "--top" in result.output
+
+
+TOKEN = __import__("re").compile(r"[\w.%+-]+")
+
+
+def test_fit_reads_at_80_columns_without_split_words() -> None:
+    """`wkc fit` with a model and a deadline: ten columns split their headers into letters at 80
+    columns ('syste'/'m', 'toke'/'ns'); now a block a system where the table does not fit, and what
+    binds under it in words."""
+    args = ["fit", "--power", "2MW", "--rack-power", "40kW", "--model", "llama3-8b", "--tokens", "15T",
+            "--deadline", "30d"]
+    wide = runner.invoke(app, args, env={"COLUMNS": "1000"})
+    narrow = runner.invoke(app, args, env={"COLUMNS": "80"})
+    assert wide.exit_code == narrow.exit_code == 0
+    assert all(len(line) <= 80 for line in narrow.stdout.splitlines())
+    assert not set(TOKEN.findall(narrow.stdout)) - set(TOKEN.findall(wide.stdout))
+    assert "tokens tokens" not in narrow.stdout and "dgx-h100: power:" in narrow.stdout
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--deadline", "0d"), ("--ttft", "0s")])
+def test_fit_errors_name_the_flag_even_for_a_nested_field(flag: str, value: str) -> None:
+    result = runner.invoke(app, ["fit", "--power", "2MW", "--rack-power", "40kW", "--model", "llama3-8b",
+                                 "--tokens", "15T", flag, value])
+    assert result.exit_code == 2 and f"{flag}: '{value}' is not allowed" in result.stderr

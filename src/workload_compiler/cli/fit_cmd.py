@@ -9,14 +9,17 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
+from rich.text import Text
 
 from ..catalog.loader import load_catalog
+from ..errors import InputError
 from ..facility import Hall
 from ..intake.common import ModelIntake
+from ..intake.limits import DEADLINE, MAX_DURATION, MIN_DEADLINE
 from ..intake.load import read_intake
 from ..intake.training import TrainingRun
 from ..report.format import format_value
+from ..report.layout import fitted
 from ..spine.reverse import DEFAULT_SYSTEMS, fit_model_in_hall
 from ..spine.reverse_intake import fit_intake_in_hall
 from ..units import parse_count, parse_duration
@@ -50,6 +53,16 @@ FLAGS = {"power_w": "--power", "hall.power_w": "--power", "rack_power_w": "--rac
          "serving.tpot": "--tpot", "serving.availability": "--availability", "serving.input_tokens": "--input-tokens",
          "serving.output_tokens": "--output-tokens", "serving.weights": "--weights",
          "serving.kv_cache_dtype": "--kv-cache-dtype"}
+
+
+def _deadline_s(text: str | None) -> float | None:
+    """--deadline, at least a minute as target.time_to_train (intake/limits.py MIN_DEADLINE)."""
+    if text is None:
+        return None
+    seconds = parse_duration(text, "--deadline")
+    if not MIN_DEADLINE <= seconds <= MAX_DURATION:
+        raise InputError("--deadline", text, f"at least a minute ({DEADLINE}), at most 100 years")
+    return seconds
 
 
 def fit_command(
@@ -94,7 +107,7 @@ def fit_command(
                               global_batch_size=batch, precision=precision)
             rows = fit_model_in_hall(hall, catalog, systems=DEFAULT_SYSTEMS,
                                      model=ModelIntake(preset=model) if model else None, training=run,
-                                     deadline_s=parse_duration(deadline, "--deadline") if deadline else None)
+                                     deadline_s=_deadline_s(deadline))
     if as_json:
         print_json({"hall": hall.model_dump(mode="json"), "systems": rows})
         return
@@ -103,22 +116,23 @@ def fit_command(
 
 def _table(hall: Hall, basis: str, cooling: str, rows: list[dict[str, Any]], model: str | None,
            deadline: str | None) -> None:
-    table = Table(title=f"Hall: {format_value('power_w', hall.power_w)} ({basis}), "
-                        f"{format_value('rack_power_w', hall.rack_power_w)}/rack, {cooling}")
+    """One row a system: a table where the terminal is wide enough, else one block a system (no
+    header split into letters at 80 columns; report/layout.py `fitted`)."""
+    title = (f"Hall: {format_value('power_w', hall.power_w)} ({basis}), "
+             f"{format_value('rack_power_w', hall.rack_power_w)}/rack, {cooling}")
     answers = any("answer" in r for r in rows)
     cols = ["system", "GPUs", "racks", "IT power", "facility power", "binds"]
     if answers:
         cols.append("in this hall")
     elif model:
         cols += ["trains on", "time to train", "MFU"] + (["tokens / model size by deadline"] if deadline else [])
-    for c in cols:
-        table.add_column(c, overflow="fold")
+    cells_of = []
     for r in rows:
         fits = bool(r["gpus"])     # a system that does not fit has no power to show ('0.00 W' read as a figure)
         cells = [r["system"], format_value("gpus", r["gpus"]), format_value("racks", r["racks"]),
                  format_value("it_power_w", r["it_power_w"]) if fits else "—",
                  format_value("facility_power_w", r["facility_power_w"]) if fits else "—",
-                 f"{r['binding']}: {r['detail']}"]
+                 str(r["binding"])]
         if answers:
             cells.append(str(r.get("answer", "—")))
         elif model:
@@ -126,10 +140,14 @@ def _table(hall: Hall, basis: str, cooling: str, rows: list[dict[str, Any]], mod
                       format_value("time_to_train_s", r.get("time_to_train_s")) if r.get("time_to_train_s")
                       else str(r.get("train_binding", "—")), format_value("mfu", r.get("mfu"))]
             if deadline:
-                cells.append(f"{format_value('tokens', r.get('tokens_by_deadline'))} tokens or "
+                cells.append(f"{format_value('tokens', r.get('tokens_by_deadline'))} or "
                              f"~{format_value('params', r.get('params_by_deadline_estimate'))} params")
-        table.add_row(*cells)
-    out.print(table)
+        cells_of.append(cells)
+    console = out.get()
+    console.print(fitted(cols, cells_of, console.width, [title]))
+    # what binds, in words, under the table: a sentence in a column made the table too wide for any terminal
+    for line in (f"• {r['system']}: {r['binding']}: {r['detail']}" for r in rows):
+        console.print(Text(line))
 
 
 def register(app: typer.Typer) -> None:
