@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -93,7 +94,7 @@ def test_list_lengths_out_of_range_are_refused_by_the_flag(args: list[str]) -> N
     assert result.exit_code == 2 and "--top" in result.output
 
 
-TOKEN = __import__("re").compile(r"[\w.%+-]+")
+TOKEN = re.compile(r"[\w.%+-]+")
 
 
 def test_fit_reads_at_80_columns_without_split_words() -> None:
@@ -115,3 +116,25 @@ def test_fit_errors_name_the_flag_even_for_a_nested_field(flag: str, value: str)
     result = runner.invoke(app, ["fit", "--power", "2MW", "--rack-power", "40kW", "--model", "llama3-8b",
                                  "--tokens", "15T", flag, value])
     assert result.exit_code == 2 and f"{flag}: '{value}' is not allowed" in result.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["catalog"], ["catalog", "models"], ["catalog", "switches"], ["catalog", "nics"],
+    ["sensitivity", str(EXAMPLES / "gpt3-175b-a100.yaml")],
+    ["plan", str(EXAMPLES / "llama3-70b-plan.yaml")],
+    ["fit", "--power", "2MW", "--rack-power", "40kW"],
+], ids=lambda a: "-".join(a[:2]).replace("/", "_")[:40])
+def test_listings_read_at_80_columns_without_cut_numbers_or_split_words(args: list[str]) -> None:
+    """`wkc catalog` at 80 columns once cut its numbers ('1.5…' for 1.555 TB/s) and ids ('a10…'), and
+    `wkc sensitivity` split its keys ('compute.st'/'ep_time_s'): a table where it fits, else a block
+    an entry."""
+    wide = runner.invoke(app, args, env={"COLUMNS": "1000"})
+    narrow = runner.invoke(app, args, env={"COLUMNS": "80"})
+    assert wide.exit_code == narrow.exit_code == 0
+    lines = narrow.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    whole = set(TOKEN.findall(wide.stdout))
+    longer = [w for w in whole if len(w) > 70]      # an address longer than the terminal has to fold
+    tokens = {t for t in set(TOKEN.findall(narrow.stdout)) - whole if not any(t in w for w in longer)}
+    assert not {t for t in tokens if not t.replace(".", "").isdigit() or "…" in t}, tokens   # timings differ
+    assert not re.search(r"\d…", narrow.stdout)      # no number cut

@@ -11,11 +11,11 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from ..arch import presets
 from ..catalog.loader import Catalog, load_catalog
 from ..catalog.schema import Accelerator
+from ..report.layout import fitted
 from ..units import GIB
 from .common import out, user_errors
 
@@ -39,25 +39,28 @@ def _num(value: float | None, scale: float, digits: int = 1) -> str:
 
 
 def _short_source(source: str, width: int = 48, first_part: bool = True) -> str:
-    """The start of a citation (its first ';'-separated part), cut to `width` characters."""
+    """The start of a citation (its first ';'-separated part), cut to `width` characters at a space:
+    no word, number or address is cut in the middle (`--json` has the whole source)."""
     first = source.split(";")[0].strip() if first_part else source.strip()
-    return first if len(first) <= width else first[: width - 1] + "…"
+    if len(first) <= width:
+        return first
+    head = first[: width - 2].rsplit(" ", 1)[0] if " " in first[: width - 2] else first.split(" ", 1)[0]
+    return head + " …"
 
 
 def _id(entry_id: str, unverified: bool) -> str:
     return f"{entry_id}?" if unverified else entry_id
 
 
-def _accelerator_table(cat: Catalog) -> Table:
-    t = Table(title="Accelerators (dense peak TFLOP/s; ? = unverified source)", title_justify="left")
-    for col in ("id", "name", "memory GB", "GiB", "HBM TB/s", "BF16", "FP8", "FP4", "FP64", "TDP W",
-                "source"):
-        t.add_column(col, justify="left" if col in ("id", "name", "source") else "right")
-    for a in cat.accelerators.values():
-        t.add_row(_id(a.id, a.unverified), a.name, _num(a.memory_bytes, 1e9), _num(a.memory_bytes, GIB),
-                  _num(a.memory_bandwidth_bytes_per_s, 1e12, 3), *_peaks(a),
-                  _num(a.tdp_w, 1.0, 0), _short_source(a.source))
-    return t
+Listing = tuple[str, list[str], list[list[str]]]    # title, header, rows
+
+
+def _accelerators(cat: Catalog) -> Listing:
+    header = ["id", "name", "memory GB", "GiB", "HBM TB/s", "BF16", "FP8", "FP4", "FP64", "TDP W", "source"]
+    rows = [[_id(a.id, a.unverified), a.name, _num(a.memory_bytes, 1e9), _num(a.memory_bytes, GIB),
+             _num(a.memory_bandwidth_bytes_per_s, 1e12, 3), *_peaks(a), _num(a.tdp_w, 1.0, 0),
+             _short_source(a.source)] for a in cat.accelerators.values()]
+    return "Accelerators (dense peak TFLOP/s; ? = unverified source)", header, rows
 
 
 def _peaks(a: Accelerator) -> list[str]:
@@ -65,42 +68,38 @@ def _peaks(a: Accelerator) -> list[str]:
     return [_num(p.bf16, 1e12), _num(p.fp8, 1e12), _num(p.fp4, 1e12), _num(p.fp64, 1e12)]
 
 
-def _system_table(cat: Catalog) -> Table:
-    t = Table(title="Systems (node = what holds gpus_per_node; ? = unverified source)", title_justify="left")
-    for col in ("id", "accelerator", "GPUs/node", "scale-up GPUs", "compute NICs", "CPU cores",
-                "host mem GB", "node kW", "rack kW", "cooling", "source"):
-        t.add_column(col, justify="left" if col in ("id", "accelerator", "cooling", "source") else "right")
-    for s in cat.systems.values():
-        nics = f"{s.scale_out_nics_per_node} x {_num(s.scale_out_nic_bits_per_s, 1e9, 0)}G"
-        t.add_row(_id(s.id, s.unverified), s.accelerator, str(s.gpus_per_node), str(s.scale_up_domain_gpus),
-                  nics, _num(s.cpu_cores_per_node, 1.0, 0), _num(s.host_memory_bytes_per_node, 1e9, 0),
-                  _num(s.node_max_power_w, 1e3, 2), _num(s.rack_power_w, 1e3), s.cooling,
-                  _short_source(s.source))
-    return t
+def _systems(cat: Catalog) -> Listing:
+    header = ["id", "accelerator", "GPUs/node", "scale-up GPUs", "compute NICs", "CPU cores", "host mem GB",
+              "node kW", "rack kW", "cooling", "source"]
+    rows = [[_id(s.id, s.unverified), s.accelerator, str(s.gpus_per_node), str(s.scale_up_domain_gpus),
+             f"{s.scale_out_nics_per_node} x {_num(s.scale_out_nic_bits_per_s, 1e9, 0)}G",
+             _num(s.cpu_cores_per_node, 1.0, 0), _num(s.host_memory_bytes_per_node, 1e9, 0),
+             _num(s.node_max_power_w, 1e3, 2), _num(s.rack_power_w, 1e3), s.cooling, _short_source(s.source)]
+            for s in cat.systems.values()]
+    return "Systems (node = what holds gpus_per_node; ? = unverified source)", header, rows
 
 
-def _switch_table(cat: Catalog) -> Table:
-    t = Table(title="Switches (? = unverified source)", title_justify="left")
-    for col in ("id", "name", "ports", "port Gb/s", "capacity Tb/s", "power W", "role", "source"):
-        numeric = col in ("ports", "port Gb/s", "capacity Tb/s", "power W")
-        t.add_column(col, justify="right" if numeric else "left")
-    for w in cat.switches.values():
-        t.add_row(_id(w.id, w.unverified), w.name, str(w.ports), _num(w.port_bits_per_s, 1e9, 0),
-                  _num(w.switching_bits_per_s, 1e12), _num(w.power_w, 1.0, 0), w.role,
-                  _short_source(w.source))
-    return t
+def _switches(cat: Catalog) -> Listing:
+    header = ["id", "name", "ports", "port Gb/s", "capacity Tb/s", "power W", "role", "source"]
+    rows = [[_id(w.id, w.unverified), w.name, str(w.ports), _num(w.port_bits_per_s, 1e9, 0),
+             _num(w.switching_bits_per_s, 1e12), _num(w.power_w, 1.0, 0), w.role, _short_source(w.source)]
+            for w in cat.switches.values()]
+    return "Switches (? = unverified source)", header, rows
 
 
-def _nic_table(cat: Catalog) -> Table:
-    t = Table(title="NICs (? = unverified source)", title_justify="left")
-    for col in ("id", "name", "ports", "port Gb/s", "NCCL busbw GB/s", "source"):
-        t.add_column(col, justify="right" if col in ("ports", "port Gb/s", "NCCL busbw GB/s") else "left")
-    for n in cat.nics.values():
-        bw = n.nccl_busbw_bytes_per_s
-        busbw = UNKNOWN if bw is None else f"{_num(bw[0], 1e9)}-{_num(bw[1], 1e9)}"
-        t.add_row(_id(n.id, n.unverified), n.name, str(n.ports), _num(n.port_bits_per_s, 1e9, 0), busbw,
-                  _short_source(n.source))
-    return t
+def _nics(cat: Catalog) -> Listing:
+    def busbw(bw: tuple[float, float] | None) -> str:
+        return UNKNOWN if bw is None else f"{_num(bw[0], 1e9)}-{_num(bw[1], 1e9)}"
+
+    header = ["id", "name", "ports", "port Gb/s", "NCCL busbw GB/s", "source"]
+    rows = [[_id(n.id, n.unverified), n.name, str(n.ports), _num(n.port_bits_per_s, 1e9, 0),
+             busbw(n.nccl_busbw_bytes_per_s), _short_source(n.source)] for n in cat.nics.values()]
+    return "NICs (? = unverified source)", header, rows
+
+
+def _presets(_: Catalog) -> Listing:
+    return "Model presets", ["id", "source"], [[r["id"], _short_source(r["source"], 90, first_part=False)]
+                                              for r in _models()]
 
 
 def _models() -> list[dict[str, str]]:
@@ -133,18 +132,13 @@ def catalog(
         if as_json:
             print(json.dumps(_json(cat, kinds), indent=2, sort_keys=True))  # stdout is data: no markup
             return
-        tables = {Kind.accelerators: _accelerator_table, Kind.systems: _system_table,
-                  Kind.switches: _switch_table, Kind.nics: _nic_table}
+        listings = {Kind.accelerators: _accelerators, Kind.systems: _systems, Kind.switches: _switches,
+                    Kind.nics: _nics, Kind.models: _presets}
+        console = out.get()
         for k in kinds:
-            if k is Kind.models:
-                t = Table(title="Model presets", title_justify="left")
-                t.add_column("id")
-                t.add_column("source")
-                for r in _models():
-                    t.add_row(r["id"], _short_source(r["source"], 90, first_part=False))
-                out.print(t)
-            else:
-                out.print(tables[k](cat))
+            # a table where the terminal holds it, else a block an entry: numbers are never cut
+            title, header, rows = listings[k](cat)
+            console.print(fitted(header, rows, console.width, [title]))
 
 
 def register(app: typer.Typer) -> None:

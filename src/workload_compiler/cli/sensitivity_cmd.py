@@ -34,9 +34,10 @@ def sensitivity_command(
         return
     from ..report.sizing_view import terminal_sensitivity
     spec.sensitivity = section
-    panel = terminal_sensitivity(spec)
+    console = out.get()
+    panel = terminal_sensitivity(spec, console.width)
     if panel is not None:
-        out.print(panel)
+        console.print(panel)
 
 
 def register(app: typer.Typer) -> None:

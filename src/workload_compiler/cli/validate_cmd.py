@@ -32,7 +32,7 @@ def _group_table(name: str, rows: list[Row], mape: float, max_err: float) -> Tab
     for r in rows:
         # Colours at the accuracy goals: MAPE <= 5%, max <= 10% (reference/peers-training.md, goals).
         style = "red" if abs(r.error) > 0.10 else "yellow" if abs(r.error) > 0.05 else ""
-        cells = [r.id, r.model, str(r.gpus), r.layout, f"{r.published:.3f}", f"{r.predicted:.3f}",
+        cells = [r.id, r.model, f"{r.gpus:,}", r.layout, f"{r.published:.3f}", f"{r.predicted:.3f}",
                  f"[{style}]{r.error * 100:+.1f}[/]" if style else f"{r.error * 100:+.1f}",
                  "" if r.mfu is None else f"{r.mfu * 100:.1f}"]
         if any(not x.fits for x in rows):     # a run that ran and the model says does not fit: a bug

@@ -110,8 +110,8 @@ def _delta(r: SensitivityRow, key: str) -> str:
     return {"time_s": _time, "facility_power_w": _power, "cost_usd": usd}.get(key, lambda x: f"{x:,.0f}")(v)
 
 
-def terminal_sensitivity(spec: SystemSpec, width: int | None = None) -> Panel | None:
-    """The tornado; with `width`, laid out to fit it (records when the table is wider)."""
+def terminal_sensitivity(spec: SystemSpec, width: int) -> Panel | None:
+    """The tornado, laid out to fit `width` (records when the table is wider)."""
     s = spec.sensitivity
     if s is None:
         return None
@@ -125,16 +125,8 @@ def terminal_sensitivity(spec: SystemSpec, width: int | None = None) -> Panel | 
                      _delta(r, "replicas" if serving else "time_s"), _delta(r, "facility_power_w"),
                      _delta(r, "cost_usd")])
     title = f"Sensitivity (tornado, {s.seconds:.2f} s)"
-    if width is not None:
-        body = fitted(header, rows, width - 4, [f"{r.field}: {r.source}" for r in s.rows])
-        return Panel(body, title=title, title_align="left")
-    table = Table()
-    for col in header:
-        table.add_column(col, overflow="fold")
-    for row in rows:
-        table.add_row(*row)
-    sources = "\n".join(f"[dim]{r.field}: {r.source}[/]" for r in s.rows)
-    return Panel(Group(table, Text.from_markup(sources)), title=title, title_align="left")
+    sources = [Text(f"{r.field}: {r.source}", style="dim") for r in s.rows]   # under the rows they explain
+    return Panel(Group(fitted(header, rows, width - 4), *sources), title=title, title_align="left")
 
 
 def markdown_sections(spec: SystemSpec) -> list[str]:

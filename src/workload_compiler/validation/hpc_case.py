@@ -41,8 +41,7 @@ class SkipRecord(Exception):
 def run_case(case: HpcCase, constants: HpcConstants = FITTED) -> Row:
     """Published vs predicted; the accelerator stands in the report's model column, the case's
     note (how the published figure was read) in published_from."""
-    # gpus=0 keeps `wkc validate` output as it was; case.gpus (the count the model ran) would fit.
-    return Row(id=case.record_id, group=case.group, model=case.accelerator, gpus=0, layout="",
+    return Row(id=case.record_id, group=case.group, model=case.accelerator, gpus=case.gpus, layout="",
                quantity=case.quantity, published=case.published, predicted=case.predict(constants),
                published_from=case.note)
 
