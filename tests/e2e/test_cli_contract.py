@@ -138,3 +138,17 @@ def test_listings_read_at_80_columns_without_cut_numbers_or_split_words(args: li
     tokens = {t for t in set(TOKEN.findall(narrow.stdout)) - whole if not any(t in w for w in longer)}
     assert not {t for t in tokens if not t.replace(".", "").isdigit() or "…" in t}, tokens   # timings differ
     assert not re.search(r"\d…", narrow.stdout)      # no number cut
+
+
+def test_a_hall_beyond_the_largest_fabric_is_capped_by_the_fabric_and_the_other_systems_stand() -> None:
+    """20 MW of direct liquid cooling holds 16,656 A100s by power, but a 3-tier fat tree of the DGX
+    A100's 40-port HDR switches connects at most 16,000 (fabric/fat_tree.py): the command once failed
+    whole (exit 3, no table) when the A100 training compile met that limit."""
+    result = runner.invoke(app, ["fit", "--power", "20MW", "--rack-power", "130kW", "--cooling", "dlc",
+                                 "--model", "llama3.1-405b", "--tokens", "15T", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {r["system"]: r for r in json.loads(result.stdout)["systems"]}
+    a100 = rows["dgx-a100"]
+    assert a100["gpus"] == 16_000 and a100["binding"].startswith("fabric")
+    assert a100["train_gpus"] and a100["train_gpus"] <= 16_000
+    assert rows["dgx-h100"]["train_gpus"]

@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..catalog.schema import System
-from ..errors import CatalogGap, InputError
+from ..errors import CatalogGap, InfeasibleError, InputError
 from ..intake.limits import MAX_AREA, MAX_POWER, MAX_RACK_POWER, POWER, RACK_POWER
 from ..units import Watts
 from .data import FacilityData, facility_data
@@ -149,7 +149,10 @@ def _fit_one(hall: Hall, unit: SystemUnit, data: FacilityData, equipment_for: Eq
         return it_power(units=n, unit_power_w=unit.power_w, equipment=lines).it_power_w, plan
 
     def why_not(n: int) -> tuple[str, str] | None:
-        it_w, plan = evaluate(n)
+        try:
+            it_w, plan = evaluate(n)
+        except InfeasibleError as exc:   # no fabric connects n units (a fat tree's largest build)
+            return exc.binding, f"{n} units: {exc.detail}"
         if it_w > budget_w:
             return "power", f"{n} units need {it_w / 1e6:.3f} MW IT > budget {budget_w / 1e6:.3f} MW"
         if max_racks is not None and plan.racks > max_racks:

@@ -14,7 +14,7 @@ from ..arch.counts import param_counts
 from ..arch.model import ModelArch
 from ..catalog.loader import Catalog
 from ..catalog.schema import Switch, System
-from ..errors import CatalogGap, Infeasible, InputError
+from ..errors import CatalogGap, InputError
 from ..fabric import FabricLayer, NetworkRule, default_network_rules, plan_fabric_for_system
 from ..fabric.generations import Generation, generation, generation_of_switch, infiniband_for_nic
 from ..facility import (
@@ -174,8 +174,8 @@ def hall_equipment(system: System, catalog: Catalog, intake: InfrastructureIntak
             try:
                 fabric, switch = build_fabric(system, catalog, intake, gpus=gpus, layout=layout, trace=Trace())
                 bill = fabric_bill(fabric, switch, gpus, data)
-            except (InputError, Infeasible):
-                bill = None
+            except InputError:   # a switch without published power: the reference bill; an Infeasible
+                bill = None      # fabric (beyond the largest fat tree) is the hall fit's binding limit
         return bill or reference_equipment(gpus=gpus, compute_ports=n * unit.compute_ports, data=data, units=n)
 
     return equipment

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog.loader import Catalog
+from ..errors import InfeasibleError
 from ..facility import Hall, fit_hall
 from ..intake.common import ComputeIntake, ModelIntake
 from ..intake.limits import MAX_GPUS
@@ -41,7 +42,12 @@ def fit_model_in_hall(hall: Hall, catalog: Catalog, *, systems: tuple[str, ...] 
                                  training=training or TrainingRun(), target=TargetIntake(),
                                  compute=ComputeIntake(accelerator=system.accelerator, system=system.id,
                                                        max_gpus=min(fit.gpus, MAX_GPUS)))
-            spec = compile_training(w, catalog, with_alternatives=False)
+            try:
+                spec = compile_training(w, catalog, with_alternatives=False)
+            except InfeasibleError as exc:   # this system's row says what binds; the other rows stand
+                row.update(train_gpus=None, time_to_train_s=None, train_binding=f"{exc.binding}: {exc.detail}")
+                rows.append(row)
+                continue
             t = (spec.objective.goodput_adjusted_time_to_train_s or spec.objective.time_to_train_s
                  if isinstance(spec.objective, ObjectiveLayer) else None)
             if spec.feasible and isinstance(spec.compute, ComputeLayer) and isinstance(spec.objective, ObjectiveLayer) \
