@@ -108,3 +108,19 @@ def test_racks_and_overheads_grow_with_gpus(n: int):
     a = reference_equipment(gpus=8 * n, compute_ports=8 * n, data=DATA)
     b = reference_equipment(gpus=8 * (n + 1), compute_ports=8 * (n + 1), data=DATA)
     assert sum(e.power_w for e in a) <= sum(e.power_w for e in b)
+
+
+def test_a_one_node_training_job_bills_no_compute_fabric_as_serving_does() -> None:
+    """A LoRA run on one H100 of a DGX H100: the fabric layer builds no compute fabric (it had shown a
+    'single switch') and the facility bills no compute-fabric switch nor UFM appliance (16.9 kW of IT
+    power before, 14.6 kW now: the node, storage fabric, management and a share of a storage rack)."""
+    from workload_compiler import compile_workload
+    spec = compile_workload({"kind": "training", "model": {"preset": "llama3.1-8b"},
+                             "training": {"tokens": "100M", "seq_len": 2048, "lora": {"rank": 16}},
+                             "compute": {"accelerator": "h100-sxm", "gpus": 1}})
+    out = spec.fabric.scale_out
+    assert out.switches == 0 and out.tiers == 0 and out.cables.total == 0
+    lines = spec.facility.breakdown.power.lines
+    by_label = {line.name.split("[")[-1].rstrip("]"): line for line in lines}
+    assert by_label["compute fabric"].count == 0 and "fabric manager" not in by_label
+    assert spec.facility.it_power_w < DGX_H100.power_w + 5_000.0

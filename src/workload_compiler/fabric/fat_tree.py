@@ -61,7 +61,7 @@ class Transceivers(BaseModel):
 class ScaleOutFabric(Traced):
     topology: str = info("fat tree shape", headline=True)
     technology: str = info("link technology and generation (InfiniBand NDR, Ethernet ...)", headline=True)
-    tiers: int = quantity("count", "switch tiers (1, 2 or 3)", headline=True)
+    tiers: int = quantity("count", "switch tiers (1, 2 or 3; 0: one node, no compute fabric)", headline=True)
     nodes: int = quantity("count", "nodes on the fabric")
     endpoints: int = quantity("count", "compute NIC ports on the fabric")
     scalable_units: int = quantity("count", "scalable units (SUs) built")
@@ -232,6 +232,16 @@ def size_scale_out(
     # A switch port faster than the NIC is split into NIC-speed ports; a slower one caps the link.
     k = radix * (int(port_bits // nic_bits) if port_bits >= nic_bits else 1)
     link_bits = min(nic_bits, port_bits)
+    if nodes == 1:
+        # one node talks to no other: no compute fabric to build (its NICs stay for what they could carry)
+        none = Cables(node_leaf=0, leaf_spine=0, spine_core=0, total=0)
+        return ScaleOutFabric(
+            topology="none (one node)", technology=_technology_label(technology, link_bits), tiers=0, nodes=1,
+            endpoints=0, scalable_units=0, leaf_switches=0, spine_switches=0, core_switches=0, switches=0,
+            leaf_down_ports=0, leaf_up_ports=0, cables=none, transceivers=Transceivers(switch=0, node=0, total=0),
+            link_bits_per_s=link_bits, oversubscription=1.0, max_endpoints_at_tiers=0, bisection_bytes_per_s=0.0,
+            per_gpu_scale_out_bytes_per_s=nics * link_bits / 8 / gpus_per_node, assumptions=assumptions,
+            formulas=dict(_FORMULAS))
     endpoints = nodes * nics
     built_node_ports = sus * su * nics
 
