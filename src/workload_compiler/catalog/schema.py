@@ -121,14 +121,6 @@ class System(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    @field_validator("scale_out_nic_bits_per_s")
-    @classmethod
-    def _nic_or_none(cls, bits: float, info: ValidationInfo) -> float:
-        nics = info.data.get("scale_out_nics_per_node", 0)
-        if 0 < bits < 1e9 or (nics > 0) != (bits > 0):
-            raise ValueError(f"with {nics} NICs a node: none (0 NICs at 0 b/s) or NICs of 1 Gb/s or more")
-        return bits
-
     id: str
     name: str
     accelerator: str
@@ -148,8 +140,8 @@ class System(BaseModel):
     rack_units: int | None = None
     cooling: Literal["air", "liquid", "hybrid"] = "air"
     scale_out_nic: str | None = Field(default=None, description="catalog id of the compute NIC")
-    scale_up_bandwidth_bytes_per_s: float | None = Field(
-        default=None,
+    scale_up_bandwidth_bytes_per_s: float | None = limited(
+        None, ge=1e9, le=1e15, why=_BANDWIDTH,
         description="per GPU, per direction; overrides the accelerator's figure (e.g. PCIe-only nodes)")
     rack_power_w_range: tuple[float, float] | None = Field(
         default=None, description="published spread of rack power where sources disagree (low, high)")
@@ -158,6 +150,14 @@ class System(BaseModel):
     as_of: str = ""
     unverified: bool = False
     notes: str = ""
+
+    @field_validator("scale_out_nic_bits_per_s")
+    @classmethod
+    def _nic_or_none(cls, bits: float, info: ValidationInfo) -> float:
+        nics = info.data.get("scale_out_nics_per_node", 0)
+        if 0 < bits < 1e9 or (nics > 0) != (bits > 0):
+            raise ValueError(f"with {nics} NICs a node: none (0 NICs at 0 b/s) or NICs of 1 Gb/s or more")
+        return bits
 
 
 class Switch(BaseModel):
