@@ -22,8 +22,8 @@ _MEMORY = {"ge": "100 MB: less than any accelerator's memory", "le": "100 TB: 30
 _BANDWIDTH = {"ge": "1 GB/s: slower than any accelerator's memory or link", "le": "1 PB/s: 50x the fastest HBM"}
 _FLOPS = {"ge": "1 GFLOP/s: slower than any accelerator", "le": "10^18 FLOP/s: 50x the fastest accelerator"}
 _POWER = {"ge": "1 W: less than any accelerator or node draws", "le": "10 MW: beyond any rack"}
-_NIC = {"ge": "0 (no NIC) or 1 Gb/s: the slowest Ethernet port a server ships with",
-        "le": "16 Tb/s: 10x the fastest NIC announced"}
+_PORT = {"ge": "1 Gb/s: the slowest Ethernet port a server ships with", "le": "16 Tb/s: 10x the fastest NIC announced"}
+_NIC = {**_PORT, "ge": "0 (no NIC) or " + _PORT["ge"]}
 
 
 def _flops() -> Any:
@@ -169,10 +169,13 @@ class Switch(BaseModel):
     name: str
     vendor: str
     technology: str
-    ports: int = Field(gt=0, description="logical ports at port_bits_per_s (QM9700: 64 = 32 twin-port cages)")
-    port_bits_per_s: float = Field(gt=0)
+    ports: int = limited(ge=2, le=4096, why={"ge": "2 ports: a switch joins at least two links",
+                                             "le": "4,096 ports: 8x the largest switch (512)"},
+                         description="logical ports at port_bits_per_s (QM9700: 64 = 32 twin-port cages)")
+    port_bits_per_s: float = limited(ge=1e9, le=1.6e13, why=_PORT)
     switching_bits_per_s: float | None = None
-    power_w: float | None = Field(default=None, description="max switch power; None when not in the sources")
+    power_w: float | None = limited(None, ge=1, le=1e7, why=_POWER,
+                                    description="max switch power; None when not in the sources")
     rack_units: int | None = None
     in_network_reduction: str = ""
     role: Literal["compute", "storage", "inband", "oob", "any"] = "any"
@@ -190,8 +193,8 @@ class Nic(BaseModel):
     id: str
     name: str
     vendor: str
-    port_bits_per_s: float = Field(gt=0, description="line rate of one port")
-    ports: int = Field(default=1, gt=0)
+    port_bits_per_s: float = limited(ge=1e9, le=1.6e13, why=_PORT, description="line rate of one port")
+    ports: int = limited(1, ge=1, le=64, why="64 ports: 16x any NIC (4)")
     protocols: tuple[str, ...] = ()
     host_interface: str = ""
     power_w: float | None = None
