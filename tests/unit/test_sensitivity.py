@@ -99,3 +99,26 @@ def test_cli_sensitivity_and_compile_flag() -> None:
     assert doc["sensitivity"]["rows"] and doc["sensitivity"]["baseline"]["time_s"] > 0
     text = CliRunner().invoke(app, ["sensitivity", str(EXAMPLES / "gpt3-175b-a100.yaml")])
     assert text.exit_code == 0 and "facility.pue" in text.stdout
+
+
+def test_values_read_in_their_declared_units_and_markdown_matches_the_terminal() -> None:
+    """A varied value reads in the unit its field declares (28.0 GB/s, 10.0 min), not from its key's
+    spelling; Markdown shows the range and '—' where nothing moves, as the terminal does (it printed
+    '0', '0.00 ms' and '0.00 W')."""
+    import io
+
+    from rich.console import Console
+
+    from workload_compiler.report.markdown import render_markdown
+    from workload_compiler.report.sizing_view import terminal_sensitivity
+    spec = compile_workload(EXAMPLES / "gpt3-175b-a100.yaml")
+    spec.sensitivity = analyse(spec)
+    md = render_markdown(spec)
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in md.splitlines() if line.startswith("| ")}
+    assert "28.0 GB/s" in rows["storage.write_bytes_per_s"] and "10.0 min" in rows["reliability.restart_s"]
+    assert " .. " in rows["facility.pue"] and "0.00 W" not in md and "| 0 |" not in md
+    console = Console(width=200, record=True, file=io.StringIO())
+    panel = terminal_sensitivity(spec, 200)
+    assert panel is not None
+    console.print(panel)
+    assert "28.0 GB/s" in console.export_text()

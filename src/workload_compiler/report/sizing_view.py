@@ -12,8 +12,9 @@ from rich.text import Text
 from ..sizing.result import Alternative, SensitivityRow
 from ..spine.result import SystemSpec
 from ..units import format_count, format_duration, format_power
-from .format import format_value
+from .format import format_quantity, format_value
 from .layout import fitted
+from .summary import lookup
 
 
 def usd(value: float | None) -> str:
@@ -97,9 +98,18 @@ def terminal_cost(spec: SystemSpec) -> Panel | None:
     return Panel("\n".join(lines), title="Cost", title_align="left")
 
 
-def _value(field: str, value: object) -> str:
+def _units(spec: SystemSpec) -> dict[str, str | None]:
+    """The unit of each varied assumption: the result field's declared unit, else the one the
+    assumption carries (an intake setting such as storage.write_bytes_per_s)."""
+    carried = {a.field: a.unit for a in spec.assumptions}
+    rows = spec.sensitivity.rows if spec.sensitivity is not None else []
+    return {r.field: lookup(spec, r.field)[1] or carried.get(r.field) for r in rows}
+
+
+def _value(field: str, value: object, units: dict[str, str | None]) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return format_value(field.split(".")[-1], value)
+        unit = units.get(field)
+        return format_quantity(value, unit) if unit else format_value(field.split(".")[-1], value)
     return str(value)
 
 
@@ -119,9 +129,11 @@ def terminal_sensitivity(spec: SystemSpec, width: int) -> Panel | None:
     header = ["assumption", "default", "range", "Δ GPUs", "Δ replicas" if serving else "Δ time",
               "Δ facility power", "Δ $/h" if serving else "Δ $"]
     rows = []
+    units = _units(spec)
     for r in s.rows:
-        ends = f"{_value(r.field, r.low.value) if r.low else '—'} .. {_value(r.field, r.high.value) if r.high else '—'}"
-        rows.append([r.field, _value(r.field, r.default), ends, _delta(r, "gpus"),
+        ends = (f"{_value(r.field, r.low.value, units) if r.low else '—'} .. "
+                f"{_value(r.field, r.high.value, units) if r.high else '—'}")
+        rows.append([r.field, _value(r.field, r.default, units), ends, _delta(r, "gpus"),
                      _delta(r, "replicas" if serving else "time_s"), _delta(r, "facility_power_w"),
                      _delta(r, "cost_usd")])
     title = f"Sensitivity (tornado, {s.seconds:.2f} s)"
@@ -149,11 +161,16 @@ def markdown_sections(spec: SystemSpec) -> list[str]:
                 f"{'/year' if c.energy_wh is None else ''} at PUE {c.pue:.2f}"]
         out += [f"- {k}: {why}" for k, why in c.missing.items()] + [""]
     if spec.sensitivity is not None:
-        out += ["## Sensitivity", "", "| assumption | default | Δ GPUs | Δ time | Δ facility power | Δ $ | source |",
-                "|---|---|---|---|---|---|---|"]
-        for r in spec.sensitivity.rows:
-            out.append(f"| {r.field} | {r.default} | {r.swing.get('gpus', 0):,.0f} | {_time(r.swing.get('time_s'))} | "
-                       f"{_power(r.swing.get('facility_power_w'))} | {usd(r.swing.get('cost_usd'))} | "
-                       f"{r.source.replace('|', '/')} |")
+        serving = spec.kind == "inference"
+        moved = ("gpus", "replicas" if serving else "time_s", "facility_power_w", "cost_usd")
+        out += ["## Sensitivity", "", "| assumption | default | range | Δ GPUs | "
+                + ("Δ replicas | Δ facility power | Δ $/h" if serving else "Δ time | Δ facility power | Δ $")
+                + " | source |", "|---|---|---|---|---|---|---|---|"]
+        units = _units(spec)
+        for r in spec.sensitivity.rows:   # the terminal's cells: '—' where the assumption moves nothing
+            ends = (f"{_value(r.field, r.low.value, units) if r.low else '—'} .. "
+                    f"{_value(r.field, r.high.value, units) if r.high else '—'}")
+            cells = [r.field, _value(r.field, r.default, units), ends, *(_delta(r, k) for k in moved), r.source]
+            out.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
         out.append("")
     return out
