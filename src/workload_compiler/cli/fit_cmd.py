@@ -18,7 +18,7 @@ from ..intake.common import ModelIntake
 from ..intake.limits import DEADLINE, MAX_DURATION, MIN_DEADLINE
 from ..intake.load import read_intake
 from ..intake.training import TrainingRun
-from ..report.format import format_value
+from ..report.format import format_quantity
 from ..report.layout import fitted
 from ..spine.reverse import DEFAULT_SYSTEMS, fit_model_in_hall
 from ..spine.reverse_intake import fit_intake_in_hall
@@ -118,8 +118,8 @@ def _table(hall: Hall, basis: str, cooling: str, rows: list[dict[str, Any]], mod
            deadline: str | None) -> None:
     """One row a system: a table where the terminal is wide enough, else one block a system (no
     header split into letters at 80 columns; report/layout.py `fitted`)."""
-    title = (f"Hall: {format_value('power_w', hall.power_w)} ({basis}), "
-             f"{format_value('rack_power_w', hall.rack_power_w)}/rack, {cooling}")
+    title = (f"Hall: {format_quantity(hall.power_w, 'W')} ({basis}), "
+             f"{format_quantity(hall.rack_power_w, 'W')}/rack, {cooling}")
     answers = any("answer" in r for r in rows)
     cols = ["system", "GPUs", "racks", "IT power", "facility power", "binds"]
     if answers:
@@ -129,19 +129,19 @@ def _table(hall: Hall, basis: str, cooling: str, rows: list[dict[str, Any]], mod
     cells_of = []
     for r in rows:
         fits = bool(r["gpus"])     # a system that does not fit has no power to show ('0.00 W' read as a figure)
-        cells = [r["system"], format_value("gpus", r["gpus"]), format_value("racks", r["racks"]),
-                 format_value("it_power_w", r["it_power_w"]) if fits else "—",
-                 format_value("facility_power_w", r["facility_power_w"]) if fits else "—",
+        cells = [r["system"], format_quantity(r["gpus"], "count"), format_quantity(r["racks"], "count"),
+                 format_quantity(r["it_power_w"], "W") if fits else "—",
+                 format_quantity(r["facility_power_w"], "W") if fits else "—",
                  str(r["binding"])]
         if answers:
             cells.append(str(r.get("answer", "—")))
         elif model:
-            cells += [format_value("gpus", r.get("train_gpus")),
-                      format_value("time_to_train_s", r.get("time_to_train_s")) if r.get("time_to_train_s")
-                      else str(r.get("train_binding", "—")), format_value("mfu", r.get("mfu"))]
+            cells += [format_quantity(r.get("train_gpus"), "count"),
+                      format_quantity(r.get("time_to_train_s"), "s") if r.get("time_to_train_s")
+                      else str(r.get("train_binding", "—")), format_quantity(r.get("mfu"), "fraction")]
             if deadline:
-                cells.append(f"{format_value('tokens', r.get('tokens_by_deadline'))} or "
-                             f"~{format_value('params', r.get('params_by_deadline_estimate'))} params")
+                cells.append(f"{format_quantity(r.get('tokens_by_deadline'), 'tokens')} or "
+                             f"~{format_quantity(r.get('params_by_deadline_estimate'), 'count')} params")
         cells_of.append(cells)
     console = out.get()
     console.print(fitted(cols, cells_of, console.width, [title]))
