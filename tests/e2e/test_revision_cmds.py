@@ -30,6 +30,10 @@ def test_save_list_and_diff(tmp_path: Path) -> None:
     assert any(r["new"] == "facility power" for r in diff["changes"]["Outputs that moved"])
     text = wkc("diff", "acme", "1", "2").stdout
     assert "Inputs (1)" in text and "facility.power" in text
+    # at 80 columns every moved path is whole (it was cut: 'compute.step_breakdown…' six times over)
+    narrow = subprocess.run([sys.executable, "-m", "workload_compiler.cli.main", "diff", "acme", "1", "2"],
+                            capture_output=True, text=True, timeout=300, cwd=REPO_ROOT, env={**env, "COLUMNS": "80"})
+    assert "…" not in narrow.stdout and all(len(line) <= 80 for line in narrow.stdout.splitlines())
     missing = wkc("diff", "acme", "1", "9")
     assert missing.returncode == 2 and "REV 09" in missing.stderr and "Traceback" not in missing.stderr
     bad_pin = wkc("save", "acme", GPT3, "--set", "facility.powr=1MW")

@@ -8,8 +8,9 @@ from dataclasses import asdict
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.text import Text
 
+from ..report.layout import fitted, natural_width
 from .common import out, user_errors
 from .store_common import DbOption, open_store
 
@@ -37,11 +38,17 @@ def diff_command(
     out.print(f"[bold]{project}[/]: {rev_label(a)} -> {rev_label(b)}", highlight=False)
     if not parts:
         out.print("no change")
+    console = out.get()
     for heading, rows in parts:
-        table = Table("", "was", "now", title=f"{heading} ({len(rows)})", title_justify="left")
-        for r in rows:
-            table.add_row(r.path, r.old, r.new)
-        out.print(table)
+        cells = [[r.path, r.old, r.new] for r in rows]
+        if natural_width(["", "was", "now"], cells) <= console.width:
+            console.print(fitted(["", "was", "now"], cells, console.width, [f"{heading} ({len(rows)})"]))
+            continue
+        # narrower than the table: one line a change ('path: was -> now'); a cut path
+        # ('compute.step_breakdown…' six times over) did not say which value moved
+        console.print(Text(f"{heading} ({len(rows)})", style="bold"))
+        for path, old, new in cells:
+            console.print(Text(f"{path}: {old} -> {new}"))
 
 
 def register(app: typer.Typer) -> None:

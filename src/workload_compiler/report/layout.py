@@ -33,13 +33,16 @@ def records(header: Sequence[str], rows: Sequence[Sequence[str]], width: int) ->
     return out
 
 
+def natural_width(header: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
+    """Columns a table of `rows` under `header` takes with no cell wrapped (borders included)."""
+    return sum(max(len(c) for c in [h, *(r[i] for r in rows if i < len(r))]) + 3 for i, h in enumerate(header)) + 1
+
+
 def fitted(header: Sequence[str], rows: Sequence[Sequence[str]], width: int,
            lines: Sequence[str] = ()) -> RenderableType:
     """A table of `rows` under `header` (and `lines` of text above it) laid out for `width`."""
     above = [Text(part) for line in lines for part in wrap(line, width)]
-    natural = sum(max(len(c) for c in [h, *(r[i] for r in rows if i < len(r))]) + 3
-                  for i, h in enumerate(header)) + 1
-    if natural > width:
+    if natural_width(header, rows) > width:
         return Group(*above, *records(header, rows, width))
     t = Table(show_header=True, header_style="bold", expand=False)
     for col in header:
@@ -49,4 +52,4 @@ def fitted(header: Sequence[str], rows: Sequence[Sequence[str]], width: int,
     return Group(*above, t)
 
 
-__all__ = ["fitted", "records", "wrap"]
+__all__ = ["fitted", "natural_width", "records", "wrap"]
