@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from ..report.layout import fitted
 from .common import out, user_errors
 from .store_common import DbOption, open_store
 
@@ -38,11 +39,13 @@ def revisions_command(
                            "catalog_version": i.catalog_version, "schema_version": i.schema_version}
                           for i in infos], indent=2))
         return
-    table = Table("revision", "saved (UTC)", "verdict", "tool", "catalog", "note", title=project, title_justify="left")
-    for i in infos:
-        table.add_row(i.label, i.created_at.strftime("%Y-%m-%d %H:%M:%S"), "feasible" if i.feasible else "infeasible",
-                      i.tool_version, i.catalog_version, i.note)
-    out.print(table)
+    # the catalog's digest shortened as git shortens a commit (12 hex digits, no ellipsis; --json has it
+    # whole); a table where the terminal holds it, else a block a revision
+    rows = [[i.label, i.created_at.strftime("%Y-%m-%d %H:%M:%S"), "feasible" if i.feasible else "infeasible",
+             i.tool_version, i.catalog_version.split(":")[-1][:12], i.note or "—"] for i in infos]
+    console = out.get()
+    console.print(fitted(["revision", "saved (UTC)", "verdict", "tool", "catalog", "note"], rows, console.width,
+                         [project]))
 
 
 def register(app: typer.Typer) -> None:
