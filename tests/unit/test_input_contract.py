@@ -249,3 +249,12 @@ def test_mla_up_proj_recompute_on_a_model_without_mla_is_refused() -> None:
                       "parallelism": {"recompute": "mla_up_proj", "pp": 16, "ep": 8, "tp": 1}}}
     spec = compile_workload(ds)
     assert spec.feasible and spec.compute.parallelism.recompute == "mla_up_proj"
+
+
+def test_a_compiled_result_given_as_an_intake_is_named_in_one_sentence(tmp_path: Path) -> None:
+    """`wkc node-check --spec result.json` (the spec a user has at hand) once listed an 'unknown key'
+    for each of the result's hundreds of outputs."""
+    result = json.loads(compile_workload(GENERIC).model_dump_json())
+    e = error_of(result)
+    assert len(e.problems) == 1 and "wkc compile --json" in str(e) and "`intake` key" in str(e)
+    assert parse_workload(result["intake"]).kind == "generic"     # the intake it holds compiles

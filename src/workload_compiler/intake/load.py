@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import MISSING, InputError
+from ..errors import MISSING, Described, InputError
 from .problems import input_error
 from .yaml_reader import parse_yaml, read_text
 
@@ -54,6 +54,10 @@ def known_kinds() -> list[str]:
     return found
 
 
+# keys every result document carries and no intake has (spine/result.py SystemSpec)
+RESULT_KEYS = frozenset({"schema_version", "feasible", "assumptions"})
+
+
 def parse_workload(data: Any, *, base_dir: Path | None = None) -> BaseModel:
     """Validate a dict as a workload. Raises InputError naming every field that is not allowed."""
     if data is None:
@@ -62,6 +66,12 @@ def parse_workload(data: Any, *, base_dir: Path | None = None) -> BaseModel:
         raise InputError("(intake)", data, "a mapping with a 'kind' key (training, inference, hpc or generic)")
     if "kind" not in data:
         raise InputError("kind", MISSING, "required: training, inference, hpc or generic")
+    if data.keys() >= RESULT_KEYS:
+        # a compiled result (`wkc compile --json`) handed where an intake goes: one sentence, not an
+        # "unknown key" for each of its hundreds of outputs
+        raise InputError("(intake)", Described("a compiled result (the output of `wkc compile --json`), not an "
+                                               "intake"), "the intake itself (the result's `intake` key holds "
+                                                          "the one it was compiled from)")
     model = workload_model(data["kind"])
     try:
         workload = model.model_validate(data)
