@@ -41,8 +41,9 @@ def one_of(value: Any, options: Iterable[str]) -> str:
     import difflib
 
     names = sorted(options)
-    near = difflib.get_close_matches(value, names, n=1, cutoff=0.6) if isinstance(value, str) else []
-    return (f"did you mean {near[0]!r}? " if near else "") + "one of: " + ", ".join(names)
+    folded = {n.casefold(): n for n in names}     # 'LLAMA3-8BX' is as near 'llama3-8b' as 'llama3-8bx'
+    near = difflib.get_close_matches(value.casefold(), folded, n=1, cutoff=0.6) if isinstance(value, str) else []
+    return (f"did you mean {folded[near[0]]!r}? " if near else "") + "one of: " + ", ".join(names)
 
 
 @dataclass(frozen=True)

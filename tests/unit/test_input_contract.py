@@ -258,3 +258,15 @@ def test_a_compiled_result_given_as_an_intake_is_named_in_one_sentence(tmp_path:
     e = error_of(result)
     assert len(e.problems) == 1 and "wkc compile --json" in str(e) and "`intake` key" in str(e)
     assert parse_workload(result["intake"]).kind == "generic"     # the intake it holds compiles
+
+
+def test_a_preset_is_named_in_any_letter_case() -> None:
+    w = parse_workload({**TRAINING, "model": {"preset": " Llama3-8B "}})
+    assert w.model.preset == "llama3-8b"                                 # type: ignore[attr-defined]
+    with pytest.raises(InputError, match="did you mean 'llama3-8b'"):
+        compile_workload({**TRAINING, "model": {"preset": "LLAMA3-8BX"}})
+
+
+def test_a_tab_indent_is_named_as_the_cause() -> None:
+    with pytest.raises(InputError, match="indents with spaces"):
+        parse_yaml("kind: training\nmodel:\n\tpreset: llama3-8b\n", "t.yaml")

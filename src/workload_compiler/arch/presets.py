@@ -54,9 +54,10 @@ def list_presets() -> list[str]:
 
 def _get(preset_id: str, field: str) -> Preset:
     presets = _presets()
-    if preset_id not in presets:
+    key = preset_id.strip().lower() if isinstance(preset_id, str) else preset_id   # ids are lower case
+    if key not in presets:
         raise InputError(field, preset_id, one_of(preset_id, presets))
-    return presets[preset_id]
+    return presets[key]
 
 
 def preset_arch(preset_id: str, field: str = "model.preset") -> ModelArch:

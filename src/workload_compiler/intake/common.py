@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..arch.model import HYBRID_SYMBOLS, MlpKind, mamba_default
 from ..units import Count
@@ -77,7 +77,14 @@ class HybridIntake(Strict):
 class ModelIntake(Strict):
     """A preset id, a local HF config.json, or the fields; fields given override the preset."""
 
-    preset: str | None = text()
+    preset: str | None = text(description="a preset id (`wkc catalog models`), in any letter case")
+
+    @field_validator("preset")
+    @classmethod
+    def _preset_id(cls, value: str | None) -> str | None:
+        """The canonical id (ids are lower case): 'Llama3-8B' names llama3-8b wherever it is read."""
+        return value.strip().lower() if value is not None else None
+
     hf_config: Path | None = None
     name: str | None = text()
     layers: int | None = limited(None, gt=0, le=L.MAX_LAYERS, why=L.LAYERS)

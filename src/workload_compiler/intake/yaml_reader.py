@@ -99,7 +99,11 @@ def parse_yaml(text: str, where: str = "FILE") -> Any:
                          "each key once per section; merge the two entries") from None
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or exc.__class__.__name__
-        raise InputError(where, Described(f"YAML does not parse{_line(exc)}: {problem}"),
+        mark = getattr(exc, "problem_mark", None)
+        line = text.splitlines()[mark.line] if mark is not None and mark.line < len(text.splitlines()) else ""
+        # the one cause a newcomer does not see: the editor indented with a tab
+        hint = "; YAML indents with spaces, and this line starts with a tab" if line.startswith("\t") else ""
+        raise InputError(where, Described(f"YAML does not parse{_line(exc)}: {problem}{hint}"),
                          "well-formed YAML") from None
     except RecursionError:  # pragma: no cover - the depth limit is checked first
         raise InputError(where, Described("refused: nested too deeply"), f"at most {MAX_DEPTH} levels") from None
