@@ -270,3 +270,14 @@ def test_a_preset_is_named_in_any_letter_case() -> None:
 def test_a_tab_indent_is_named_as_the_cause() -> None:
     with pytest.raises(InputError, match="indents with spaces"):
         parse_yaml("kind: training\nmodel:\n\tpreset: llama3-8b\n", "t.yaml")
+
+
+def test_choices_are_read_in_any_letter_case() -> None:
+    """'BF16' and 'DLC' as datasheets write them; a pinned 'DLC' once collided with the 'dlc' it
+    sized and made the answer infeasible."""
+    spec = compile_workload({**TRAINING, "training": {**TRAINING["training"], "precision": "BF16"},
+                             "facility": {"cooling": "DLC"}})
+    assert spec.feasible and spec.intake["training"]["precision"] == "bf16"
+    assert spec.intake["facility"]["cooling"] == "dlc"
+    e = error_of({**TRAINING, "training": {**TRAINING["training"], "precision": "BF61"}})
+    assert "did you mean 'bf16'" in e.allowed

@@ -96,6 +96,7 @@ def fit_command(
                                           kv_cache_dtype))
     with user_errors(FLAGS):
         catalog = load_catalog()
+        basis, cooling = basis.strip().lower(), cooling.strip().lower()   # 'IT', 'DLC' as people write them
         hall = Hall(power_w=power, power_basis=basis, rack_power_w=rack_power, cooling=cooling,
                     floor_area_m2=floor_area, pue=pue, gpu=catalog.accelerator(gpu).id if gpu else None)
         if intake is not None or (serving and model):

@@ -6,10 +6,12 @@ as an assumption. `None` here means "not given".
 
 from __future__ import annotations
 
+import functools
+import typing
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..arch.model import HYBRID_SYMBOLS, MlpKind, mamba_default
 from ..units import Count
@@ -19,10 +21,40 @@ from .limits import limited, text
 RecomputeMode = Literal["none", "selective", "full", "op_selective", "modules", "mla_up_proj"]
 
 
+def _choices(annotation: Any) -> tuple[str, ...]:
+    """The text options of a Literal field (or of the Literal inside an Optional/Union)."""
+    if typing.get_origin(annotation) is Literal:
+        return tuple(a for a in typing.get_args(annotation) if isinstance(a, str))
+    return tuple(c for a in typing.get_args(annotation) for c in _choices(a))
+
+
+@functools.cache
+def _choice_fields(model: type[BaseModel]) -> dict[str, tuple[str, ...]]:
+    """Key as written in an intake -> the options of each Literal field of `model`."""
+    return {info.alias or name: options for name, info in model.model_fields.items()
+            if (options := _choices(info.annotation))}
+
+
 class Strict(BaseModel):
-    """Unknown keys are errors; a float field refuses inf and NaN."""
+    """Unknown keys are errors; a float field refuses inf and NaN; a choice is read in any letter
+    case ('BF16' is bf16, 'DLC' is dlc), as datasheets and people write them."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, defer_build=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _choice_case(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        fixed: dict[str, Any] | None = None
+        for key, options in _choice_fields(cls).items():
+            value = data.get(key)
+            if isinstance(value, str) and value not in options:
+                same = [o for o in options if o.casefold() == value.strip().casefold()]
+                if len(same) == 1:
+                    fixed = fixed if fixed is not None else dict(data)
+                    fixed[key] = same[0]
+        return fixed if fixed is not None else data
 
 
 class MoeIntake(Strict):

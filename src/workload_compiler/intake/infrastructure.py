@@ -88,10 +88,16 @@ class FacilityIntake(Strict):
     power_basis: Literal["facility", "it"] = "facility"
     rack_power: Watts | None = limited(None, gt=0, le=L.MAX_RACK_POWER, why=L.RACK_POWER,
                                        description="per-rack power (and cooling) limit")
-    cooling: str | None = text(description="air | rdhx | dlc | immersion")
+    cooling: str | None = text(description="air | rdhx | dlc | immersion (any letter case)")
     pue: float | None = limited(None, ge=1, le=3, why="PUE is at least 1 by definition; 3 is far beyond any "
                                 "operating data centre (~1.1-2)")
     floor_area_m2: float | None = limited(None, gt=0, le=L.MAX_AREA, why=L.AREA)
+
+    @field_validator("cooling")
+    @classmethod
+    def _cooling_id(cls, value: str | None) -> str | None:
+        """Cooling type ids are lower case: a pinned 'DLC' once collided with the 'dlc' it sized."""
+        return value.strip().lower() if value is not None else None
 
 
 class InfrastructureIntake(Strict):

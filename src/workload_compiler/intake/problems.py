@@ -85,8 +85,9 @@ def _choices(expected: str) -> list[str]:
 
 
 def _near(word: Any, options: list[str]) -> str:
-    near = difflib.get_close_matches(str(word), options, n=1, cutoff=0.6) if isinstance(word, str) else []
-    return f"did you mean {near[0]!r}? " if near else ""
+    folded = {o.casefold(): o for o in options}
+    near = difflib.get_close_matches(word.casefold(), folded, n=1, cutoff=0.6) if isinstance(word, str) else []
+    return f"did you mean {folded[near[0]]!r}? " if near else ""
 
 
 def _keys(model: type[BaseModel] | None) -> list[str]:
