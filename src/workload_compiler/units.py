@@ -19,7 +19,9 @@ GIB = 2.0**30   # bytes in a GiB; GB = 1e9 bytes is written as 1e9
 _NUMBER = r"([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
 
 _COUNT_SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "b": 1e9, "B": 1e9, "G": 1e9,
-                 "t": 1e12, "T": 1e12, "P": 1e15}
+                 "t": 1e12, "T": 1e12, "P": 1e15,
+                 # the words the reports write ('174.6 billion', '14.8 trillion tokens') read back
+                 "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "quadrillion": 1e15}
 _BYTE_UNIT = {"b": 1.0, "": 1.0, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12, "pb": 1e15,
               "kib": 2.0**10, "mib": 2.0**20, "gib": GIB, "tib": 2.0**40, "pib": 2.0**50}
 _POWER_UNIT = {"w": 1.0, "": 1.0, "kw": 1e3, "mw": 1e6, "gw": 1e9}
@@ -29,8 +31,13 @@ _TIME_UNIT = {"": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6
               "w": 7 * 86400.0, "wk": 7 * 86400.0, "weeks": 7 * 86400.0, "y": 365 * 86400.0}
 
 
+_GROUPS = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?=\D|$)")   # a leading number with thousands separators
+_WORDS = frozenset({"thousand", "million", "billion", "trillion", "quadrillion"})
+
+
 def _split(text: str, field: str, what: str) -> tuple[float, str]:
-    match = re.fullmatch(_NUMBER + r"\s*([^\d\s].*)?", text.strip())
+    text = _GROUPS.sub(lambda m: m.group(0).replace(",", ""), text.strip())   # '1,024' as the reports write it
+    match = re.fullmatch(_NUMBER + r"\s*([^\d\s].*)?", text)
     if not match:
         raise InputError(field, text, f"expected {what}")
     return float(match.group(1)), (match.group(2) or "").strip()
@@ -60,8 +67,10 @@ def parse_count(value: Any, field: str = "value") -> float:
         raise InputError(field, value, "expected a number such as 7B, 405e9 or 1024")
     number, unit = _split(value, field, "a number such as 7B, 405e9 or 1024")
     unit = unit.removesuffix(" tokens").removesuffix("tokens").strip()
+    unit = unit.lower() if unit.lower() in _WORDS else unit
     if unit not in _COUNT_SUFFIX:
-        raise InputError(field, value, f"unknown suffix {unit!r}; use one of K, M, B, T")
+        raise InputError(field, value, f"unknown suffix {unit!r}; use one of K, M, B, T, or a word: thousand, "
+                                       "million, billion, trillion")
     return _finite_nonnegative(number * _COUNT_SUFFIX[unit], field, value)
 
 

@@ -281,3 +281,20 @@ def test_choices_are_read_in_any_letter_case() -> None:
     assert spec.intake["facility"]["cooling"] == "dlc"
     e = error_of({**TRAINING, "training": {**TRAINING["training"], "precision": "BF61"}})
     assert "did you mean 'bf16'" in e.allowed
+
+
+@pytest.mark.parametrize("n", [7, 1_024, 95_367, 8.03e9, 174.6e9, 14.8e12, 2.5e15])
+def test_a_count_as_the_reports_write_it_reads_back(n: float) -> None:
+    """'174.6 billion', '14.8 trillion', '1,024': an intake accepts what a report printed."""
+    from workload_compiler.report.format import format_quantity
+    from workload_compiler.units import parse_count
+    text = format_quantity(n, "count")
+    assert parse_count(text) == pytest.approx(n, rel=1e-3), text
+    assert parse_count(format_quantity(n, "tokens")) == pytest.approx(n, rel=1e-3)
+
+
+def test_whole_numbers_take_thousands_separators_and_refuse_a_decimal_comma() -> None:
+    w = parse_workload({**TRAINING, "compute": {"gpus": "1,024"}, "training": {**TRAINING["training"],
+                                                                               "seq_len": "8,192"}})
+    assert w.compute.gpus == 1024 and w.training.seq_len == 8192          # type: ignore[attr-defined]
+    assert error_of({**TRAINING, "compute": {"gpus": "1,02"}}).field == "compute.gpus"

@@ -7,6 +7,7 @@ as an assumption. `None` here means "not given".
 from __future__ import annotations
 
 import functools
+import re
 import typing
 from pathlib import Path
 from typing import Any, Literal
@@ -35,15 +36,27 @@ def _choice_fields(model: type[BaseModel]) -> dict[str, tuple[str, ...]]:
             if (options := _choices(info.annotation))}
 
 
+@functools.cache
+def _int_fields(model: type[BaseModel]) -> frozenset[str]:
+    """Keys of the whole-number fields of `model` (int, or int | None)."""
+    return frozenset(info.alias or name for name, info in model.model_fields.items()
+                     if info.annotation is int or set(typing.get_args(info.annotation)) == {int, type(None)})
+
+
+_GROUPED = re.compile(r"\d{1,3}(,\d{3})+")     # '1,024' as the reports write it
+
+
 class Strict(BaseModel):
     """Unknown keys are errors; a float field refuses inf and NaN; a choice is read in any letter
-    case ('BF16' is bf16, 'DLC' is dlc), as datasheets and people write them."""
+    case ('BF16' is bf16, 'DLC' is dlc) and a whole number with its thousands separators ('1,024'),
+    as datasheets, people and our own reports write them."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, defer_build=True)
 
     @model_validator(mode="before")
     @classmethod
-    def _choice_case(cls, data: Any) -> Any:
+    def _as_people_write(cls, data: Any) -> Any:
+        """A choice in any letter case; a whole number with thousands separators ('1,024')."""
         if not isinstance(data, dict):
             return data
         fixed: dict[str, Any] | None = None
@@ -54,6 +67,11 @@ class Strict(BaseModel):
                 if len(same) == 1:
                     fixed = fixed if fixed is not None else dict(data)
                     fixed[key] = same[0]
+        for key in _int_fields(cls):
+            value = data.get(key)
+            if isinstance(value, str) and _GROUPED.fullmatch(value.strip()):
+                fixed = fixed if fixed is not None else dict(data)
+                fixed[key] = int(value.replace(",", ""))
         return fixed if fixed is not None else data
 
 
