@@ -28,7 +28,10 @@ _POWER_UNIT = {"w": 1.0, "": 1.0, "kw": 1e3, "mw": 1e6, "gw": 1e9}
 _TIME_UNIT = {"": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "ps": 1e-12,
               "fs": 1e-15, "min": 60.0,
               "m": 60.0, "h": 3600.0, "hr": 3600.0, "d": 86400.0, "day": 86400.0, "days": 86400.0,
-              "w": 7 * 86400.0, "wk": 7 * 86400.0, "weeks": 7 * 86400.0, "y": 365 * 86400.0}
+              "w": 7 * 86400.0, "wk": 7 * 86400.0, "weeks": 7 * 86400.0, "week": 7 * 86400.0,
+              "hours": 3600.0, "hour": 3600.0, "minutes": 60.0, "seconds": 1.0,
+              # the year the reports write ('3.2 years'): 365 days
+              "y": 365 * 86400.0, "year": 365 * 86400.0, "years": 365 * 86400.0}
 
 
 _GROUPS = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?=\D|$)")   # a leading number with thousands separators
@@ -113,7 +116,9 @@ def parse_rate(value: Any, field: str = "value") -> float:
     if "/" not in text:
         return parse_count(text, field)
     number, per = text.split("/", 1)
-    return parse_count(number.strip(), field) / _per(per, field, "a rate such as 20/s or 1200/min")
+    # what is counted may be named, as the reports write it: '20.0 req/s', '5 requests/min'
+    number = re.sub(r"\s*(req|reqs|requests?|items?|samples?)$", "", number.strip(), flags=re.IGNORECASE)
+    return parse_count(number, field) / _per(per, field, "a rate such as 20/s or 1200/min")
 
 
 def parse_byte_rate(value: Any, field: str = "value") -> float:

@@ -298,3 +298,14 @@ def test_whole_numbers_take_thousands_separators_and_refuse_a_decimal_comma() ->
                                                                                "seq_len": "8,192"}})
     assert w.compute.gpus == 1024 and w.training.seq_len == 8192          # type: ignore[attr-defined]
     assert error_of({**TRAINING, "compute": {"gpus": "1,02"}}).field == "compute.gpus"
+
+
+@pytest.mark.parametrize(("unit", "value"), [("requests/s", 20.0), ("requests/s", 0.5), ("s", 0.0468),
+                                             ("s", 2.7e6), ("s", 1.0e8)])
+def test_a_rate_or_a_duration_as_the_reports_write_it_reads_back(unit: str, value: float) -> None:
+    """'20.0 req/s' and '3.2 years' were refused (unknown suffix 'req', unknown unit 'years')."""
+    from workload_compiler.report.format import format_quantity
+    from workload_compiler.units import parse_duration, parse_rate
+    text = format_quantity(value, unit)
+    back = parse_rate(text) if unit == "requests/s" else parse_duration(text)
+    assert back == pytest.approx(value, rel=0.02), text
