@@ -65,3 +65,13 @@ def test_bad_input_exits_2_without_traceback(args: list[str]) -> None:
     result = runner.invoke(_app(), args)
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
+
+
+def test_model_names_a_preset_as_in_wkc_fit_and_counts_read_in_words() -> None:
+    """`wkc memory --model llama3-8b` (the flag wkc fit takes) was 'No such option'; '8.03 B
+    parameters' read as bytes beside '16.06 GB'."""
+    from typer.testing import CliRunner
+
+    from workload_compiler.cli.main import app
+    result = CliRunner().invoke(app, ["memory", "--model", "Llama3-8B"])
+    assert result.exit_code == 0 and "8.03 billion parameters" in result.stdout and "16.06 GB" in result.stdout

@@ -16,7 +16,8 @@ from ..arch.counts import param_counts
 from ..arch.presets import preset_arch
 from ..arch.weight_formats import checkpoint_weight_bytes, weight_bytes, weight_format
 from ..errors import InputError
-from ..units import GIB, format_bytes_binary, format_bytes_decimal, format_count, parse_count
+from ..report.format import count
+from ..units import GIB, format_bytes_binary, format_bytes_decimal, parse_count
 from .common import out, user_errors
 
 BAR_WIDTH = 32
@@ -81,7 +82,8 @@ def _excludes(m: WeightMemory) -> list[str]:
 _Params = Annotated[str | None, typer.Option("--params", help="parameter count, e.g. 7B or 405e9")]
 _Bits = Annotated[int | None, typer.Option("--bits", help="bits per parameter, e.g. 16, 8, 4")]
 _Format = Annotated[str | None, typer.Option("--format", help="fp32, bf16, fp8, int8, mxfp4, nvfp4, int4")]
-_Preset = Annotated[str | None, typer.Option("--preset", help="a model preset id instead of --params")]
+_Preset = Annotated[str | None, typer.Option("--preset", "--model",
+                                              help="a model preset id instead of --params (--model, as in wkc fit)")]
 _Json = Annotated[bool, typer.Option("--json", help="print the figures as JSON")]
 
 
@@ -98,7 +100,7 @@ def memory_command(params: _Params = None, bits: _Bits = None, fmt: _Format = No
         print(json.dumps(doc, indent=2, sort_keys=True))
         return
     lines = [
-        f"Weight storage: {format_count(m.params)} parameters x {m.bits_per_param:.4g} bits / 8"
+        f"Weight storage: {count(m.params)} parameters x {m.bits_per_param:.4g} bits / 8"   # words: B is bytes here
         f"  [{m.format}: {m.note}]",
         f"  {format_bytes_decimal(m.weight_bytes)}  ({format_bytes_binary(m.weight_bytes)})",
         f"  {_bar(m.weight_bytes / reference)} {m.weight_bytes / reference:.0%} of 32-bit storage "
