@@ -275,7 +275,7 @@ def test_a_tab_indent_is_named_as_the_cause() -> None:
 def test_choices_are_read_in_any_letter_case() -> None:
     """'BF16' and 'DLC' as datasheets write them; a pinned 'DLC' once collided with the 'dlc' it
     sized and made the answer infeasible."""
-    spec = compile_workload({**TRAINING, "training": {**TRAINING["training"], "precision": "BF16"},
+    spec = compile_workload({**TRAINING, "kind": "Training", "training": {**TRAINING["training"], "precision": "BF16"},
                              "facility": {"cooling": "DLC"}})
     assert spec.feasible and spec.intake["training"]["precision"] == "bf16"
     assert spec.intake["facility"]["cooling"] == "dlc"

@@ -72,6 +72,8 @@ def parse_workload(data: Any, *, base_dir: Path | None = None) -> BaseModel:
         raise InputError("(intake)", Described("a compiled result (the output of `wkc compile --json`), not an "
                                                "intake"), "the intake itself (the result's `intake` key holds "
                                                           "the one it was compiled from)")
+    if isinstance(data["kind"], str):   # a choice in any letter case, as every other one ('Training')
+        data = {**data, "kind": data["kind"].strip().lower()}
     model = workload_model(data["kind"])
     try:
         workload = model.model_validate(data)
