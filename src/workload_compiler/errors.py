@@ -36,14 +36,26 @@ def shown(value: Any, limit: int = VALUE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def one_of(value: Any, options: Iterable[str]) -> str:
-    """"one of: a, b, c", led by "did you mean 'b'?" when the value is a near miss of one."""
+def canonical_id(value: str | None) -> str | None:
+    """A user's name of a catalog or choice id as the ids are kept (lower case, no surrounding space):
+    'Llama3-8B', 'DLC', 'Training' as people write them."""
+    return value.strip().lower() if value is not None else None
+
+
+def near_miss(value: Any, options: Iterable[str]) -> str:
+    """"did you mean 'b'? " when `value` is a near miss of one of `options` (in any letter case:
+    'LLAMA3-8BX' is as near 'llama3-8b' as 'llama3-8bx'), else ""."""
     import difflib
 
-    names = sorted(options)
-    folded = {n.casefold(): n for n in names}     # 'LLAMA3-8BX' is as near 'llama3-8b' as 'llama3-8bx'
+    folded = {o.casefold(): o for o in options}
     near = difflib.get_close_matches(value.casefold(), folded, n=1, cutoff=0.6) if isinstance(value, str) else []
-    return (f"did you mean {folded[near[0]]!r}? " if near else "") + "one of: " + ", ".join(names)
+    return f"did you mean {folded[near[0]]!r}? " if near else ""
+
+
+def one_of(value: Any, options: Iterable[str]) -> str:
+    """"one of: a, b, c", led by "did you mean 'b'?" when the value is a near miss of one."""
+    names = sorted(options)
+    return near_miss(value, names) + "one of: " + ", ".join(names)
 
 
 @dataclass(frozen=True)

@@ -35,12 +35,17 @@ _TIME_UNIT = {"": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6
 
 
 _GROUPS = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?=\D|$)")   # a leading number with thousands separators
-_WORDS = frozenset({"thousand", "million", "billion", "trillion", "quadrillion"})
+_WORDS = frozenset(k for k in _COUNT_SUFFIX if len(k) > 1)     # 'thousand' ... 'quadrillion'
+
+
+def ungrouped(text: str) -> str:
+    """`text` with the thousands separators of its leading number taken out, as the reports write
+    numbers ('1,024 GPUs' -> '1024 GPUs'); a decimal comma ('1,5') is left, to be refused."""
+    return _GROUPS.sub(lambda m: m.group(0).replace(",", ""), text.strip())
 
 
 def _split(text: str, field: str, what: str) -> tuple[float, str]:
-    text = _GROUPS.sub(lambda m: m.group(0).replace(",", ""), text.strip())   # '1,024' as the reports write it
-    match = re.fullmatch(_NUMBER + r"\s*([^\d\s].*)?", text)
+    match = re.fullmatch(_NUMBER + r"\s*([^\d\s].*)?", ungrouped(text))
     if not match:
         raise InputError(field, text, f"expected {what}")
     return float(match.group(1)), (match.group(2) or "").strip()
@@ -72,8 +77,8 @@ def parse_count(value: Any, field: str = "value") -> float:
     unit = unit.removesuffix(" tokens").removesuffix("tokens").strip()
     unit = unit.lower() if unit.lower() in _WORDS else unit
     if unit not in _COUNT_SUFFIX:
-        raise InputError(field, value, f"unknown suffix {unit!r}; use one of K, M, B, T, or a word: thousand, "
-                                       "million, billion, trillion")
+        raise InputError(field, value, f"unknown suffix {unit!r}; use one of K, M, B, T, or a word: "
+                                       + ", ".join(sorted(_WORDS, key=_COUNT_SUFFIX.__getitem__)))
     return _finite_nonnegative(number * _COUNT_SUFFIX[unit], field, value)
 
 

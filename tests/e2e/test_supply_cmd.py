@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import yaml
 from typer.testing import CliRunner
@@ -88,28 +89,28 @@ def test_markdown_and_terminal_show_the_ranked_table() -> None:
     assert all(len(line) <= 80 for line in term.stdout.splitlines())
 
 
-def test_bad_offers_are_input_errors(tmp_path: Path) -> None:
+def _supply_with(tmp_path: Path, offer: str) -> Any:
+    """`wkc supply` of the requirement against one offer written as a YAML flow mapping."""
     path = tmp_path / "offers.yaml"
-    path.write_text("offers:\n- {id: X, count: 8}\n")
-    result = runner.invoke(app, ["supply", str(REQ), "--offers", str(path)])
+    path.write_text(f"offers:\n- {offer}\n")
+    return runner.invoke(app, ["supply", str(REQ), "--offers", str(path)])
+
+
+def test_bad_offers_are_input_errors(tmp_path: Path) -> None:
+    result = _supply_with(tmp_path, "{id: X, count: 8}")
     assert result.exit_code == 2 and "name the offered system" in result.stderr
-    path.write_text("offers:\n- {id: X, count: 8, system: dgx-h999}\n")
-    result = runner.invoke(app, ["supply", str(REQ), "--offers", str(path)])
+    result = _supply_with(tmp_path, "{id: X, count: 8, system: dgx-h999}")
     assert result.exit_code == 2 and "dgx-h100" in result.stderr
 
 
 def test_offer_numbers_are_bounded_with_their_reason_and_unknown_keys_get_a_suggestion(tmp_path: Path) -> None:
     """A lead time of 1e30 days once ranked as an offer ('2739726027397260107042521088.0'), and an unknown
     key listed no keys at all."""
-    path = tmp_path / "offers.yaml"
-    path.write_text("offers:\n- {id: X, count: 8, system: dgx-h100, lead_time: 1e30d}\n")
-    result = runner.invoke(app, ["supply", str(REQ), "--offers", str(path)])
+    result = _supply_with(tmp_path, "{id: X, count: 8, system: dgx-h100, lead_time: 1e30d}")
     assert result.exit_code == 2 and "offers[0].lead_time" in result.stderr and "100 years" in result.stderr
-    path.write_text("offers:\n- {id: X, count: 8, system: dgx-h100, fabric: {per_gpu_bandwidth: 1e-300B/s}}\n")
-    result = runner.invoke(app, ["supply", str(REQ), "--offers", str(path)])
+    result = _supply_with(tmp_path, "{id: X, count: 8, system: dgx-h100, fabric: {per_gpu_bandwidth: 1e-300B/s}}")
     assert result.exit_code == 2 and "at least 1,000,000 (1 MB/s" in result.stderr
-    path.write_text("offers:\n- {id: X, count: 8, system: dgx-h100, prise: 3}\n")
-    result = runner.invoke(app, ["supply", str(REQ), "--offers", str(path)])
+    result = _supply_with(tmp_path, "{id: X, count: 8, system: dgx-h100, prise: 3}")
     assert result.exit_code == 2 and "did you mean 'price'" in result.stderr
 
 

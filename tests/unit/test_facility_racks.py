@@ -113,7 +113,7 @@ def test_racks_and_overheads_grow_with_gpus(n: int):
 def test_a_one_node_training_job_bills_no_compute_fabric_as_serving_does() -> None:
     """A LoRA run on one H100 of a DGX H100: the fabric layer builds no compute fabric (it had shown a
     'single switch') and the facility bills no compute-fabric switch nor UFM appliance (16.9 kW of IT
-    power before, 14.6 kW now: the node, storage fabric, management and a share of a storage rack)."""
+    power before, 14.5 kW now: the node, storage fabric, management and a share of a storage rack)."""
     from workload_compiler import compile_workload
     spec = compile_workload({"kind": "training", "model": {"preset": "llama3.1-8b"},
                              "training": {"tokens": "100M", "seq_len": 2048, "lora": {"rank": 16}},

@@ -12,7 +12,7 @@ from functools import cache
 from typing import Any
 
 from ..catalog.loader import DATA_DIR, package_yaml
-from ..errors import InputError, one_of
+from ..errors import InputError, canonical_id, one_of
 from .model import ModelArch
 
 _FOLDER = "models"
@@ -54,7 +54,7 @@ def list_presets() -> list[str]:
 
 def _get(preset_id: str, field: str) -> Preset:
     presets = _presets()
-    key = preset_id.strip().lower() if isinstance(preset_id, str) else preset_id   # ids are lower case
+    key = canonical_id(preset_id) if isinstance(preset_id, str) else preset_id
     if key not in presets:
         raise InputError(field, preset_id, one_of(preset_id, presets))
     return presets[key]

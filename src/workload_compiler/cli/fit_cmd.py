@@ -96,7 +96,6 @@ def fit_command(
                                           kv_cache_dtype))
     with user_errors(FLAGS):
         catalog = load_catalog()
-        basis, cooling = basis.strip().lower(), cooling.strip().lower()   # 'IT', 'DLC' as people write them
         hall = Hall(power_w=power, power_basis=basis, rack_power_w=rack_power, cooling=cooling,
                     floor_area_m2=floor_area, pue=pue, gpu=catalog.accelerator(gpu).id if gpu else None)
         if intake is not None or (serving and model):
@@ -112,15 +111,14 @@ def fit_command(
     if as_json:
         print_json({"hall": hall.model_dump(mode="json"), "systems": rows})
         return
-    _table(hall, basis, cooling, rows, model, deadline)
+    _table(hall, rows, model, deadline)
 
 
-def _table(hall: Hall, basis: str, cooling: str, rows: list[dict[str, Any]], model: str | None,
-           deadline: str | None) -> None:
+def _table(hall: Hall, rows: list[dict[str, Any]], model: str | None, deadline: str | None) -> None:
     """One row a system: a table where the terminal is wide enough, else one block a system (no
     header split into letters at 80 columns; report/layout.py `fitted`)."""
-    title = (f"Hall: {format_quantity(hall.power_w, 'W')} ({basis}), "
-             f"{format_quantity(hall.rack_power_w, 'W')}/rack, {cooling}")
+    title = (f"Hall: {format_quantity(hall.power_w, 'W')} ({hall.power_basis}), "
+             f"{format_quantity(hall.rack_power_w, 'W')}/rack, {hall.cooling}")
     answers = any("answer" in r for r in rows)
     cols = ["system", "GPUs", "racks", "IT power", "facility power", "binds"]
     if answers:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..catalog.schema import System
-from ..errors import CatalogGap, InfeasibleError, InputError
+from ..errors import CatalogGap, InfeasibleError, InputError, canonical_id
 from ..intake.limits import MAX_AREA, MAX_POWER, MAX_RACK_POWER, POWER, RACK_POWER
 from ..units import Watts
 from .data import FacilityData, facility_data
@@ -41,6 +41,12 @@ class Hall(BaseModel):
     floor_area_m2: float | None = Field(default=None, le=MAX_AREA, allow_inf_nan=False)  # > 0: fit_hall checks
     pue: float | None = Field(default=None, le=3, allow_inf_nan=False)   # >= 1: check_pue
     gpu: str | None = Field(default=None, description="only systems with this accelerator id")
+
+    @field_validator("power_basis", "cooling", mode="before")
+    @classmethod
+    def _ids(cls, value: Any) -> Any:
+        """'IT', 'DLC' as people write them (wkc fit, the workbench, the API alike)."""
+        return canonical_id(value) if isinstance(value, str) else value
 
 
 class HallFit(BaseModel):

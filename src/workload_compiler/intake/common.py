@@ -7,7 +7,6 @@ as an assumption. `None` here means "not given".
 from __future__ import annotations
 
 import functools
-import re
 import typing
 from pathlib import Path
 from typing import Any, Literal
@@ -15,7 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..arch.model import HYBRID_SYMBOLS, MlpKind, mamba_default
-from ..units import Count
+from ..errors import canonical_id
+from ..units import Count, ungrouped
 from . import limits as L
 from .limits import limited, text
 
@@ -43,7 +43,6 @@ def _int_fields(model: type[BaseModel]) -> frozenset[str]:
                      if info.annotation is int or set(typing.get_args(info.annotation)) == {int, type(None)})
 
 
-_GROUPED = re.compile(r"\d{1,3}(,\d{3})+")     # '1,024' as the reports write it
 
 
 class Strict(BaseModel):
@@ -69,9 +68,9 @@ class Strict(BaseModel):
                     fixed[key] = same[0]
         for key in _int_fields(cls):
             value = data.get(key)
-            if isinstance(value, str) and _GROUPED.fullmatch(value.strip()):
+            if isinstance(value, str) and "," in value and ungrouped(value).isdigit():
                 fixed = fixed if fixed is not None else dict(data)
-                fixed[key] = int(value.replace(",", ""))
+                fixed[key] = int(ungrouped(value))
         return fixed if fixed is not None else data
 
 
@@ -132,8 +131,8 @@ class ModelIntake(Strict):
     @field_validator("preset")
     @classmethod
     def _preset_id(cls, value: str | None) -> str | None:
-        """The canonical id (ids are lower case): 'Llama3-8B' names llama3-8b wherever it is read."""
-        return value.strip().lower() if value is not None else None
+        """The id as the catalog keeps it: 'Llama3-8B' names llama3-8b wherever the intake is read."""
+        return canonical_id(value)
 
     hf_config: Path | None = None
     name: str | None = text()

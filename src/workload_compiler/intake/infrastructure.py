@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ..errors import InputError, one_of
+from ..errors import InputError, canonical_id, one_of
 from ..units import BitsPerSecond, Bytes, BytesPerSecond, Count, Seconds, Watts
 from . import limits as L
 from .boundary import BoundaryIntake, OperationsIntake
@@ -96,8 +96,8 @@ class FacilityIntake(Strict):
     @field_validator("cooling")
     @classmethod
     def _cooling_id(cls, value: str | None) -> str | None:
-        """Cooling type ids are lower case: a pinned 'DLC' once collided with the 'dlc' it sized."""
-        return value.strip().lower() if value is not None else None
+        """The id as the catalog keeps it: a pinned 'DLC' once collided with the 'dlc' it sized."""
+        return canonical_id(value)
 
 
 class InfrastructureIntake(Strict):

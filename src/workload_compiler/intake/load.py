@@ -6,14 +6,13 @@ typo is an error naming the key instead of a silently ignored field.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import MISSING, Described, InputError
+from ..errors import MISSING, Described, InputError, canonical_id, near_miss
 from .problems import input_error
 from .yaml_reader import parse_yaml, read_text
 
@@ -37,9 +36,7 @@ def workload_model(kind: Any) -> type[BaseModel]:
         if name == kind:
             model: type[BaseModel] = getattr(mod, cls)
             return model
-    near = difflib.get_close_matches(kind, known, n=1) if isinstance(kind, str) else []
-    hint = f"did you mean {near[0]!r}? " if near else ""
-    raise InputError("kind", kind, f"{hint}one of: {', '.join(known)}")
+    raise InputError("kind", kind, f"{near_miss(kind, known)}one of: {', '.join(known)}")
 
 
 def known_kinds() -> list[str]:
@@ -72,8 +69,8 @@ def parse_workload(data: Any, *, base_dir: Path | None = None) -> BaseModel:
         raise InputError("(intake)", Described("a compiled result (the output of `wkc compile --json`), not an "
                                                "intake"), "the intake itself (the result's `intake` key holds "
                                                           "the one it was compiled from)")
-    if isinstance(data["kind"], str):   # a choice in any letter case, as every other one ('Training')
-        data = {**data, "kind": data["kind"].strip().lower()}
+    if isinstance(data["kind"], str):   # a choice in any letter case ('Training')
+        data = {**data, "kind": canonical_id(data["kind"])}
     model = workload_model(data["kind"])
     try:
         workload = model.model_validate(data)

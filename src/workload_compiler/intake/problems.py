@@ -8,7 +8,6 @@ member whose type matches what the user wrote (a mapping is answered by the mapp
 
 from __future__ import annotations
 
-import difflib
 import re
 import typing
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from ..errors import MISSING, UNKNOWN_KEY, InputError, Problem, shown
+from ..errors import MISSING, UNKNOWN_KEY, InputError, Problem, near_miss, shown
 
 _TYPE_WORDS = {
     "int_parsing": "a whole number", "int_type": "a whole number", "int_from_float": "a whole number",
@@ -84,12 +83,6 @@ def _choices(expected: str) -> list[str]:
     return [a or b for a, b in re.findall(r"'([^']*)'|(\d+)", expected)]
 
 
-def _near(word: Any, options: list[str]) -> str:
-    folded = {o.casefold(): o for o in options}
-    near = difflib.get_close_matches(word.casefold(), folded, n=1, cutoff=0.6) if isinstance(word, str) else []
-    return f"did you mean {folded[near[0]]!r}? " if near else ""
-
-
 def _keys(model: type[BaseModel] | None) -> list[str]:
     return [info.alias or k for k, info in model.model_fields.items()] if model else []
 
@@ -101,10 +94,10 @@ def _allowed(e: Any, parent: type[BaseModel] | None, info: FieldInfo | None, pat
     if kind == "extra_forbidden":
         keys = _keys(parent)
         where = path.rpartition(".")[0] or "the intake"
-        return f"{_near(path.rpartition('.')[2], keys)}the keys of {where}: {', '.join(keys)}"
+        return f"{near_miss(path.rpartition('.')[2], keys)}the keys of {where}: {', '.join(keys)}"
     if kind in ("literal_error", "enum"):
         options = _choices(str(ctx.get("expected", "")))
-        return f"{_near(e.get('input'), options)}one of: {', '.join(options)}"
+        return f"{near_miss(e.get('input'), options)}one of: {', '.join(options)}"
     if kind in _BOUND:
         reason = _bound_reason(info, _BOUND_KEY[kind])
         return f"{_BOUND[kind]} {_number(ctx.get(_BOUND_KEY[kind]))}" + (f" ({reason})" if reason else "")

@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..sizing.result import Alternative, SensitivityRow
+from ..sizing.result import Alternative, SensitivityRow, SensitivitySection
 from ..spine.result import SystemSpec
 from ..units import format_count, format_duration, format_power
 from .format import format_quantity, format_value
@@ -98,17 +98,10 @@ def terminal_cost(spec: SystemSpec) -> Panel | None:
     return Panel("\n".join(lines), title="Cost", title_align="left")
 
 
-def _units(spec: SystemSpec) -> dict[str, str | None]:
-    """The unit of each varied assumption: the result field's declared unit, else the one the
-    assumption carries (an intake setting such as storage.write_bytes_per_s)."""
-    carried = {a.field: a.unit for a in spec.assumptions}
-    rows = spec.sensitivity.rows if spec.sensitivity is not None else []
-    return {r.field: lookup(spec, r.field)[1] or carried.get(r.field) for r in rows}
-
-
-def _value(field: str, value: object, units: dict[str, str | None]) -> str:
+def _value(value: object, unit: str | None, field: str) -> str:
+    """A varied value in its unit: the result field's declared one, else the one its assumption
+    carries (an intake setting such as storage.write_bytes_per_s); text as it is."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        unit = units.get(field)
         return format_quantity(value, unit) if unit else format_value(field.split(".")[-1], value)
     return str(value)
 
@@ -120,22 +113,29 @@ def _delta(r: SensitivityRow, key: str) -> str:
     return {"time_s": _time, "facility_power_w": _power, "cost_usd": usd}.get(key, lambda x: f"{x:,.0f}")(v)
 
 
+def _sensitivity_table(spec: SystemSpec, s: SensitivitySection) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of `spec`'s tornado `s`, the same cells in the terminal and in Markdown: '—' where
+    the assumption moves nothing."""
+    serving = spec.kind == "inference"
+    header = ["assumption", "default", "range", "Δ GPUs", "Δ replicas" if serving else "Δ time",
+              "Δ facility power", "Δ $/h" if serving else "Δ $"]
+    moved = ("gpus", "replicas" if serving else "time_s", "facility_power_w", "cost_usd")
+    carried = {a.field: a.unit for a in spec.assumptions}
+    rows = []
+    for r in s.rows:
+        unit = lookup(spec, r.field)[1] or carried.get(r.field)
+        ends = (f"{_value(r.low.value, unit, r.field) if r.low else '—'} .. "
+                f"{_value(r.high.value, unit, r.field) if r.high else '—'}")
+        rows.append([r.field, _value(r.default, unit, r.field), ends, *(_delta(r, k) for k in moved)])
+    return header, rows
+
+
 def terminal_sensitivity(spec: SystemSpec, width: int) -> Panel | None:
     """The tornado, laid out to fit `width` (records when the table is wider)."""
     s = spec.sensitivity
     if s is None:
         return None
-    serving = spec.kind == "inference"
-    header = ["assumption", "default", "range", "Δ GPUs", "Δ replicas" if serving else "Δ time",
-              "Δ facility power", "Δ $/h" if serving else "Δ $"]
-    rows = []
-    units = _units(spec)
-    for r in s.rows:
-        ends = (f"{_value(r.field, r.low.value, units) if r.low else '—'} .. "
-                f"{_value(r.field, r.high.value, units) if r.high else '—'}")
-        rows.append([r.field, _value(r.field, r.default, units), ends, _delta(r, "gpus"),
-                     _delta(r, "replicas" if serving else "time_s"), _delta(r, "facility_power_w"),
-                     _delta(r, "cost_usd")])
+    header, rows = _sensitivity_table(spec, s)
     title = f"Sensitivity (tornado, {s.seconds:.2f} s)"
     sources = [Text(f"{r.field}: {r.source}", style="dim") for r in s.rows]   # under the rows they explain
     return Panel(Group(fitted(header, rows, width - 4), *sources), title=title, title_align="left")
@@ -161,16 +161,9 @@ def markdown_sections(spec: SystemSpec) -> list[str]:
                 f"{'/year' if c.energy_wh is None else ''} at PUE {c.pue:.2f}"]
         out += [f"- {k}: {why}" for k, why in c.missing.items()] + [""]
     if spec.sensitivity is not None:
-        serving = spec.kind == "inference"
-        moved = ("gpus", "replicas" if serving else "time_s", "facility_power_w", "cost_usd")
-        out += ["## Sensitivity", "", "| assumption | default | range | Δ GPUs | "
-                + ("Δ replicas | Δ facility power | Δ $/h" if serving else "Δ time | Δ facility power | Δ $")
-                + " | source |", "|---|---|---|---|---|---|---|---|"]
-        units = _units(spec)
-        for r in spec.sensitivity.rows:   # the terminal's cells: '—' where the assumption moves nothing
-            ends = (f"{_value(r.field, r.low.value, units) if r.low else '—'} .. "
-                    f"{_value(r.field, r.high.value, units) if r.high else '—'}")
-            cells = [r.field, _value(r.field, r.default, units), ends, *(_delta(r, k) for k in moved), r.source]
-            out.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+        header, rows = _sensitivity_table(spec, spec.sensitivity)
+        out += ["## Sensitivity", "", "| " + " | ".join([*header, "source"]) + " |", "|" + "---|" * (len(header) + 1)]
+        out += ["| " + " | ".join(c.replace("|", "/") for c in [*cells, r.source]) + " |"
+                for cells, r in zip(rows, spec.sensitivity.rows, strict=True)]
         out.append("")
     return out

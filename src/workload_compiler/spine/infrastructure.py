@@ -267,10 +267,7 @@ def build_training_infrastructure(
             trace.given(f"storage.{key}", value)
     software = build_software(intake, accelerator_vendor, "training", fabric=fabric,
                               multi_node=gpus > system.gpus_per_node, trace=trace)
-    # one node has no compute fabric to bill (no switch, no fabric manager), as serving bills it
-    multi_node = gpus > system.gpus_per_node
-    facility = build_facility(system, fabric if multi_node else None, switch if multi_node else None, intake,
-                              gpus=gpus, trace=trace)
+    facility = build_facility(system, fabric, switch, intake, gpus=gpus, trace=trace)
     return Infrastructure(fabric=fabric, storage=storage, reliability=reliability, software=software,
                           facility=facility)
 
