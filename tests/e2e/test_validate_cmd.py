@@ -89,3 +89,24 @@ def test_hpc_suite_with_leave_one_gpu_out(app: typer.Typer, calibration: Path) -
     assert s["leave_one_gpu_out_mape"] <= 0.10 and logo["mi250x"] <= 0.20, (s["leave_one_gpu_out_mape"], logo)
     code, text = _run(app, "--suite", "training", "--leave-one-gpu-out", "--calibration", str(calibration))
     assert code == 2 and "--suite hpc" in text
+
+
+@pytest.mark.parametrize("suite", ["training", "inference", "hpc"])
+def test_narrow_terminal_keeps_every_record_and_number_whole(app: typer.Typer, calibration: Path,
+                                                              suite: str) -> None:
+    """At 80 columns (a pipe's width) each record is an entry: its id whole on its line beside the
+    error, the published and predicted figures with their unit; no line passes 80 columns."""
+    code, text = _run(app, "--suite", suite, "--calibration", str(calibration), env={"COLUMNS": "80"})
+    assert code == 0
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    code, doc_text = _run(app, "--suite", suite, "--json", "--calibration", str(calibration))
+    doc = json.loads(doc_text)
+    heads = {line[2:].split("  ")[0]: line for line in lines if line.startswith("• ")}
+    for group in doc["groups"].values():
+        for rec in group["records"]:
+            assert rec["id"] in heads, rec["id"]
+            assert heads[rec["id"]].endswith(f"{rec['error_pct']:+.1f}%")
+            assert rec["unit"] and f"{rec['unit']}" in text
+    assert "…" not in text
+    assert f"Overall MAPE {doc['overall_mape']:.2f}%" in text

@@ -12,53 +12,108 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
 from ..errors import InputError
+from ..report.layout import fitted, natural_width, packed
 from ..validation.report import Report, Row, summarize, to_json
 from ..validation.suites import SUITES, find_calibration_dir
 from .common import out, user_errors
 
 
-def _group_table(name: str, rows: list[Row], mape: float, max_err: float) -> Table:
-    t = Table(title=f"{name}: MAPE {mape:.1f}%, max {max_err:.1f}% ({len(rows)} records)",
-              title_justify="left")
-    for col in ("record", "model", "GPUs", "layout"):
-        t.add_column(col, overflow="fold", justify="right" if col == "GPUs" else "left")
-    for col in ("published", "predicted", "error %", "MFU %"):
-        t.add_column(col, justify="right")
-    if any(not r.fits for r in rows):
-        t.add_column("fits")
+def _figure(x: float) -> str:
+    """Four significant digits, thousands grouped: 3.528, 102.6, 3,803."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+
+
+def _style(r: Row) -> str:
+    # Colours at the accuracy goals: MAPE <= 5%, max <= 10% (reference/peers-training.md, goals).
+    return "red" if abs(r.error) > 0.10 else "yellow" if abs(r.error) > 0.05 else ""
+
+
+_HEADER = ("record", "model", "GPUs", "layout", "published", "predicted", "unit", "error %", "MFU %")
+
+
+def _cells(r: Row) -> list[str]:
+    return [r.id, r.model, f"{r.gpus:,}", r.layout, _figure(r.published), _figure(r.predicted), r.unit,
+            f"{r.error * 100:+.1f}", "" if r.mfu is None else f"{r.mfu * 100:.1f}"]
+
+
+def _fits(r: Row) -> str:
+    # a run that ran and the model says does not fit: a bug
+    return "yes" if r.fits else "[red]does not fit[/]"
+
+
+def _group_table(rows: list[Row]) -> Table:
+    """The group as one table, each cell on one line (when the terminal is wide enough)."""
+    t = Table(show_header=True, header_style="bold")
+    for col in _HEADER:
+        t.add_column(col, no_wrap=True, justify="left" if col in ("record", "model", "layout", "unit") else "right")
+    misfits = any(not r.fits for r in rows)
+    if misfits:
+        t.add_column("fits", no_wrap=True)
     for r in rows:
-        # Colours at the accuracy goals: MAPE <= 5%, max <= 10% (reference/peers-training.md, goals).
-        style = "red" if abs(r.error) > 0.10 else "yellow" if abs(r.error) > 0.05 else ""
-        cells = [r.id, r.model, f"{r.gpus:,}", r.layout, f"{r.published:.3f}", f"{r.predicted:.3f}",
-                 f"[{style}]{r.error * 100:+.1f}[/]" if style else f"{r.error * 100:+.1f}",
-                 "" if r.mfu is None else f"{r.mfu * 100:.1f}"]
-        if any(not x.fits for x in rows):     # a run that ran and the model says does not fit: a bug
-            cells.append("yes" if r.fits else "[red]does not fit[/]")
-        t.add_row(*cells)
+        cells = _cells(r)
+        style = _style(r)
+        cells[7] = f"[{style}]{cells[7]}[/]" if style else cells[7]
+        t.add_row(*cells, *([_fits(r)] if misfits else []))
+    return t
+
+
+def _group_entries(rows: list[Row], width: int) -> list[Text]:
+    """The group as entries: the record and its error on a line, the rest packed below it at spaces
+    (a terminal too narrow for the table: no record id or number is split)."""
+    out: list[Text] = []
+    for r in rows:
+        head = Text("• ")
+        head.append(r.id, style="bold")
+        head.append("  ")
+        head.append(f"{r.error * 100:+.1f}%", style=_style(r))
+        unit = f" {r.unit}" if r.unit else ""
+        parts = [r.model, f"{r.gpus:,} GPU{'' if r.gpus == 1 else 's'}", r.layout,
+                 f"published {_figure(r.published)}{unit}", f"predicted {_figure(r.predicted)}{unit}"]
+        parts += [f"MFU {r.mfu * 100:.1f}%"] if r.mfu is not None else []
+        parts += [] if r.fits else [f"does not fit ({r.binding})" if r.binding else "does not fit"]
+        out += [head, *(Text(line) for line in packed([p for p in parts if p], width))]
+    return out
+
+
+def _summary_table(report: Report) -> Table:
+    t = Table(show_header=True, header_style="bold")
+    for col in ("group", "records", "MAPE %", "max %"):
+        t.add_column(col, no_wrap=True, justify="left" if col == "group" else "right")
+    for name, g in report.groups.items():
+        t.add_row(name, f"{len(g.rows):,}", f"{g.mape:.1f}", f"{g.max_abs_error:.1f}")
     return t
 
 
 def _print(report: Report, quantity: str) -> None:
+    console = out.get()
+    width = console.width
     for name, g in report.groups.items():
-        out.print(_group_table(name, g.rows, g.mape, g.max_abs_error))
+        console.print(f"[bold]{name}[/]: MAPE {g.mape:.1f}%, max {g.max_abs_error:.1f}% ({len(g.rows)} records)",
+                  highlight=False)
+        cells = [_cells(r) for r in g.rows]
+        if natural_width(_HEADER, cells) <= width:
+            console.print(_group_table(g.rows))
+        else:
+            console.print(Group(*_group_entries(g.rows, width)))
+        console.print()
     if report.skipped:
-        t = Table(title=f"Skipped ({len(report.skipped)} records)", title_justify="left")
-        t.add_column("record")
-        t.add_column("reason")
-        for s in report.skipped:
-            t.add_row(s.id, s.reason)
-        out.print(t)
+        console.print(f"[bold]Skipped[/] ({len(report.skipped)} records)", highlight=False)
+        console.print(fitted(("record", "reason"), [(s.id, s.reason) for s in report.skipped], width))
+        console.print()
+    console.print(_summary_table(report))
     mfu_note = ("; MFU is predicted, against the dense peak of the run's GEMM precision"
                 if quantity == "step_time_s" else "")
-    out.print(f"Compared: {quantity} (predicted / published - 1{mfu_note})", highlight=False)
-    out.print(f"[bold]Overall MAPE {report.overall_mape:.2f}%[/], max {report.overall_max_abs_error:.1f}% "
+    console.print(f"Compared: {quantity} (predicted / published - 1{mfu_note})", highlight=False)
+    console.print(f"[bold]Overall MAPE {report.overall_mape:.2f}%[/], max {report.overall_max_abs_error:.1f}% "
               f"over {len(report.rows)} records", highlight=False)
     misfits = [r.id for r in report.rows if not r.fits]
     if misfits:
-        out.print(f"[red]{len(misfits)} runs that ran are answered 'does not fit'[/] (a memory or rule bug): "
+        console.print(f"[red]{len(misfits)} runs that ran are answered 'does not fit'[/] (a memory or rule bug): "
                   + ", ".join(misfits), highlight=False)
 
 

@@ -33,6 +33,24 @@ def records(header: Sequence[str], rows: Sequence[Sequence[str]], width: int) ->
     return out
 
 
+def packed(parts: Sequence[str], width: int, indent: str = "  ", sep: str = " · ") -> list[str]:
+    """`parts` joined by `sep` into lines of at most `width` (each line starting with `indent`); a part
+    moves whole to the next line rather than split, and one longer than a line wraps at its spaces."""
+    lines: list[str] = []
+    line = ""
+    for part in parts:
+        joined = f"{line}{sep}{part}" if line else part
+        if len(indent) + len(joined) <= width:
+            line = joined
+            continue
+        if line:
+            lines.append(indent + line)
+        pieces = wrap(part, width - len(indent))
+        lines += [indent + p for p in pieces[:-1]]
+        line = pieces[-1]
+    return lines + ([indent + line] if line else [])
+
+
 def natural_width(header: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
     """Columns a table of `rows` under `header` takes with no cell wrapped (borders included)."""
     return sum(max(len(c) for c in [h, *(r[i] for r in rows if i < len(r))]) + 3 for i, h in enumerate(header)) + 1
@@ -52,4 +70,4 @@ def fitted(header: Sequence[str], rows: Sequence[Sequence[str]], width: int,
     return Group(*above, t)
 
 
-__all__ = ["fitted", "natural_width", "records", "wrap"]
+__all__ = ["fitted", "natural_width", "packed", "records", "wrap"]

@@ -42,7 +42,7 @@ def run_case(case: HpcCase, constants: HpcConstants = FITTED) -> Row:
     """Published vs predicted; the accelerator stands in the report's model column, the case's
     note (how the published figure was read) in published_from."""
     return Row(id=case.record_id, group=case.group, model=case.accelerator, gpus=case.gpus, layout="",
-               quantity=case.quantity, published=case.published, predicted=case.predict(constants),
+               quantity=case.quantity, unit=case.quantity, published=case.published, predicted=case.predict(constants),
                published_from=case.note)
 
 

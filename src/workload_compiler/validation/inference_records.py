@@ -131,10 +131,14 @@ def throughput_row(case: ThroughputCase) -> Row:
     lay = case.layout
     return Row(id=case.id, group=case.group, model=case.model.arch.name, gpus=int(lay.gpus),
                layout=f"tp{int(lay.tp)} ep{int(lay.ep)} isl{case.isl} osl{case.osl}",
-               quantity="output_tokens_per_s_per_gpu", published=case.published,
+               quantity="output_tokens_per_s_per_gpu", unit="tokens/s per GPU", published=case.published,
                predicted=case.compiled if case.compiled is not None else value,
                published_from="measured.output_tok_s_per_gpu", assumptions=case.assumptions,
                breakdown=breakdown, kind=case.kind, fits=case.compiled is not None, binding=case.binding)
+
+
+# the quantities a start-up log publishes (inference_intake.memory_intake), each with its unit
+_UNITS = {"kv_cache_tokens": "tokens", "weights_gib": "GiB"}
 
 
 def memory_rows(doc: dict[str, Any], catalog: Catalog | None = None) -> tuple[list[Row], list[SkippedRow]]:
@@ -155,15 +159,16 @@ def memory_rows(doc: dict[str, Any], catalog: Catalog | None = None) -> tuple[li
                       binding=None if out["feasible"] else str(out["binding_constraint"]))
         if not out["feasible"]:
             for quantity, (published, field) in ri.published.items():
-                rows.append(Row(id=rec["id"], quantity=quantity, published=published, predicted=0.0,
-                                published_from=field, **common))
+                rows.append(Row(id=rec["id"], quantity=quantity, unit=_UNITS[quantity], published=published,
+                                predicted=0.0, published_from=field, **common))
             continue
         memory = out["compute"]["memory_breakdown_bytes"]
         predicted = {"kv_cache_tokens": float(out["inference"]["kv_capacity_tokens"]),
                      "weights_gib": float(memory["weights"]) / GIB}
         for quantity, (published, field) in ri.published.items():
             rows.append(Row(id=rec["id"] + ("" if quantity == "kv_cache_tokens" else f"#{quantity.split('_')[0]}"),
-                            quantity=quantity, published=published, predicted=predicted[quantity],
+                            quantity=quantity, unit=_UNITS[quantity], published=published,
+                            predicted=predicted[quantity],
                             published_from=field,
                             breakdown={k + "_gib": float(v) / GIB for k, v in memory.items()}, **common))
     return rows, skipped

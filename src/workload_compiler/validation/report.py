@@ -21,6 +21,7 @@ class Row:
     gpus: int
     layout: str
     quantity: str          # e.g. "step_time_s"
+    unit: str              # of published and predicted, as a reader writes it: "s", "tokens/s per GPU"
     published: float
     predicted: float
     published_from: str = ""
@@ -104,6 +105,7 @@ def to_json(report: Report) -> dict[str, Any]:
     """{"groups": {name: {"mape", "max_abs_error", "records": [...]}}, "skipped", "overall_mape"}."""
     def row(r: Row) -> dict[str, Any]:
         return {"id": r.id, "model": r.model, "gpus": r.gpus, "layout": r.layout, "quantity": r.quantity,
+                "unit": r.unit,
                 "published": r.published, "predicted": r.predicted, "error_pct": r.error * 100.0,
                 "published_from": r.published_from, "assumptions": list(r.assumptions),
                 "mfu": r.mfu, "breakdown_s": r.breakdown, "kind": r.kind, "fits": r.fits,

@@ -125,7 +125,7 @@ def step_row(case: TrainingCase, constants: TrainingConstants = FITTED) -> Row:
     assert ri.published_step_time_s is not None
     r = training_step(case.arch, case.setup, case.layout, case.hardware, constants)
     return Row(id=ri.id, group=ri.group, kind=ri.kind, model=case.arch.name, gpus=case.gpus,
-               layout=describe_layout(case.layout, case.setup.precision), quantity="step_time_s",
+               layout=describe_layout(case.layout, case.setup.precision), quantity="step_time_s", unit="s",
                published=ri.published_step_time_s, predicted=float(r.step_time_s), published_from=ri.published_from,
                assumptions=ri.notes, breakdown={k: float(v) for k, v in r.breakdown_s.items()}, mfu=float(r.mfu),
                fits=case.fits, binding=case.binding)
@@ -139,7 +139,7 @@ def time_to_train_row(case: TrainingCase, constants: TrainingConstants = FITTED)
     r = training_step(case.arch, case.setup, case.layout, case.hardware, constants)
     days = case.tokens / float(r.tokens_per_s) / case.goodput / DAY_S
     return Row(id=ri.id, group=ri.group, kind=ri.kind, model=case.arch.name, gpus=case.gpus,
-               layout=describe_layout(case.layout, case.setup.precision), quantity="time_to_train_days",
+               layout=describe_layout(case.layout, case.setup.precision), quantity="time_to_train_days", unit="days",
                published=ri.published_days, predicted=days, published_from="train_days",
                assumptions=ri.notes, fits=case.fits, binding=case.binding)
 
