@@ -31,14 +31,16 @@ from ..planner import (
     HoldBound,
     best_published_mfu,
     fewest_gpus_to_hold,
-    plan_for_deadline,
+    memo,
 )
 from ..planner.tight_memory import search_at_count
+from ..reliability import ReliabilityLayer
 from ..spine.finite import finite_json
 from ..spine.gpu_count import check_pins
-from ..spine.training import resolve_training
+from ..spine.training import plan_training, resolve_training
 from ..units import format_bytes_decimal, format_count, format_duration
 from .common import err, out, search_cache_off, user_errors
+from .progress import progress_after
 
 PROGRESS_DELAY_S = 0.5   # show a bar only for searches that take longer than this
 # Layouts `--top` may ask for: the ranking keeps them all in memory and prints each (100,000 took 22 s
@@ -74,33 +76,37 @@ class LazyProgress:
 
 def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
     # the same resolution (and TrainingSetup) as compile, with the same measured rates (measure/apply.py:
-    # a measurement of another machine is refused)
-    r = resolve_training(w, bind_measurements(w, load_catalog()).catalog)
-    arch, run, hw, setup, trace = r.arch, r.run, r.hardware, r.setup, r.trace
+    # a measurement of another machine is refused), and compile's own choice of the GPU count and of
+    # the hardware at that count (its fabric): plan and compile answer alike
+    catalog = bind_measurements(w, load_catalog()).catalog
+    r = resolve_training(w, catalog)
+    arch, run, setup, trace = r.arch, r.run, r.setup, r.trace
     pins = w.compute.parallelism
     gpus = w.compute.gpus or check_pins(pins, arch, w.compute.gpus)
-    published = best_published_mfu(hw.accelerator_id, setup.precision)
-    hold = fewest_gpus_to_hold(arch, setup, hw)
     deadline = w.target.time_to_train
-    dl: DeadlinePlan | None = None
+    if gpus is None and deadline is None:
+        raise InputError("compute.gpus", None,
+                         "a GPU count, a fully pinned layout (tp, pp, dp), or target.time_to_train "
+                         "to search for the fewest GPUs that meet it")
+    if gpus is not None and w.compute.max_gpus is not None and gpus > w.compute.max_gpus:
+        raise InputError("compute.gpus", gpus, f"at most compute.max_gpus = {w.compute.max_gpus}")
+    assumptions = [a.model_dump(mode="json") for a in trace.assumptions]   # the plan's, not the facility's
+    hold = fewest_gpus_to_hold(arch, setup, r.hardware)
     progress = LazyProgress()
     try:
-        if gpus is not None:
-            if w.compute.max_gpus is not None and gpus > w.compute.max_gpus:
-                raise InputError("compute.gpus", gpus, f"at most compute.max_gpus = {w.compute.max_gpus}")
-            result = search_at_count(arch, setup, hw, gpus, pins, top_k=top, published_mfu=published,
+        with memo.shared_searches():
+            with progress_after("searching GPU counts and layouts"):
+                planned = plan_training(w, catalog, r)
+            if planned.choice is None:
+                c = planned.spec.collisions[0]
+                raise Infeasible(c.constraint, c.detail)
+            dl = planned.choice.deadline
+            if dl is not None and dl.gpus is None:
+                raise Infeasible(*_deadline_miss(dl, run.tokens, r.hardware.accelerator_id))
+            hw = planned.hardware
+            result = search_at_count(arch, setup, hw, planned.choice.gpus, pins, top_k=top,
+                                     published_mfu=best_published_mfu(hw.accelerator_id, setup.precision),
                                      progress=progress)
-        elif deadline is not None:
-            dl = plan_for_deadline(arch, setup, hw, tokens=run.tokens, deadline_s=deadline, pins=pins,
-                                   max_gpus=w.compute.max_gpus, top_k=top, published_mfu=published,
-                                   progress=progress)
-            if dl.plan is None:
-                raise Infeasible(*_deadline_miss(dl, run.tokens, hw.accelerator_id))
-            result = dl.plan
-        else:
-            raise InputError("compute.gpus", None,
-                             "a GPU count, a fully pinned layout (tp, pp, dp), or target.time_to_train "
-                             "to search for the fewest GPUs that meet it")
     finally:
         progress.close()
     if not result.layouts:
@@ -111,6 +117,9 @@ def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
     best = result.layouts[0]
     flops = total_training_flops(arch, run.tokens, setup.seq_len, lora_adapter_params(arch, setup.lora))
     ttt = time_to_train_s(run.tokens, best.tokens_per_s)
+    reliability = planned.spec.reliability
+    goodput = reliability.goodput if isinstance(reliability, ReliabilityLayer) else None
+    adjusted = ttt / goodput if goodput else None
     doc: dict[str, Any] = {
         "workload": w.name or arch.name,
         "model": arch.name,
@@ -122,14 +131,16 @@ def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
         "global_batch_size": setup.global_batch_size,
         **result.to_dict(),
         "objective": {"tokens": run.tokens, "total_training_flops": flops, "time_to_train_s": ttt,
+                      "goodput": goodput, "goodput_adjusted_time_to_train_s": adjusted,
                       "deadline_s": deadline,
-                      "meets_deadline": None if deadline is None else bool(ttt <= deadline)},
+                      "meets_deadline": None if deadline is None else bool((adjusted or ttt) <= deadline)},
         "fewest_gpus_to_hold": _hold_dict(hold),
-        "assumptions": [a.model_dump(mode="json") for a in trace.assumptions],
+        "assumptions": assumptions,
     }
     if dl is not None:
         doc["deadline_search"] = {"gpus": dl.gpus, "flops_bound_gpus": dl.flops_bound_gpus,
                                   "start_gpus": dl.start_gpus, "max_gpus": dl.max_gpus,
+                                  "steady_state_deadline_s": dl.deadline_s,
                                   "probes_time_to_train_s": {str(n): t if math.isfinite(t) else None
                                                              for n, t in sorted(dl.probes.items())}}
     return doc
@@ -194,16 +205,20 @@ def _print(doc: dict[str, Any]) -> None:
     say(f"best memory per GPU: {mem}")
     obj = doc["objective"]
     line = f"time to train {format_count(obj['tokens'])} tokens: {format_duration(obj['time_to_train_s'])}"
+    if obj["goodput_adjusted_time_to_train_s"] is not None:
+        line += (f" without failures, {format_duration(obj['goodput_adjusted_time_to_train_s'])} with them "
+                 f"(goodput {obj['goodput']:.1%})")
     if obj["deadline_s"] is not None:
         verdict = "meets" if obj["meets_deadline"] else "misses"
-        line += f" ({verdict} the deadline of {format_duration(obj['deadline_s'])})"
+        line += f"; {verdict} the deadline of {format_duration(obj['deadline_s'])}"
     say(line)
     if "deadline_search" in doc:
         ds = doc["deadline_search"]
         tried = ", ".join(f"{n}: {format_duration(t) if t is not None else 'no layout'}"
                           for n, t in ds["probes_time_to_train_s"].items())
-        say(f"fewest GPUs meeting the deadline: {ds['gpus']:,} (searched from {ds['start_gpus']:,}; "
-            f"tried {tried})")
+        say(f"fewest GPUs meeting the deadline after failures: {ds['gpus']:,} (their best layout within "
+            f"{format_duration(ds['steady_state_deadline_s'])} without failures; searched from "
+            f"{ds['start_gpus']:,}; tried {tried})")
     say(f"fewest GPUs that can hold the model: {doc['fewest_gpus_to_hold']['explanation']}")
     s = doc["search"]
     say(f"searched {s['evaluated']:,} layouts in {s['seconds']:.2f} s; {s['feasible']:,} fit")

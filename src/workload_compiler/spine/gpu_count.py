@@ -19,7 +19,7 @@ from ..intake.training import TrainingWorkload
 from ..perf.layout import Hardware, TrainingSetup
 from ..perf.objective import gpu_ladder
 from ..planner.capacity import fewest_gpus_to_hold
-from ..planner.deadline import DEFAULT_MAX_GPUS, plan_for_deadline
+from ..planner.deadline import DEFAULT_MAX_GPUS, DeadlinePlan, plan_for_deadline
 from ..planner.published import best_published_mfu
 from ..planner.result import PlanResult
 from ..planner.search import search
@@ -70,6 +70,7 @@ class GpuChoice:
     needed: int | None = None
     plan: PlanResult | None = None
     for_deadline: bool = False        # chosen as the fewest that meet the deadline
+    deadline: DeadlinePlan | None = None   # the walk over GPU counts within the cap, when a deadline was searched
 
 
 def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, setup: TrainingSetup,
@@ -98,23 +99,23 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
     cap = min(caps) if caps else MAX_SEARCH_GPUS
     deadline = deadline_s if deadline_s is not None else w.target.time_to_train
     if deadline is not None:
-        def for_deadline(limit: int) -> int | None:
-            dl = plan_for_deadline(arch, setup, hw, tokens=run.tokens, deadline_s=deadline, pins=pins,
-                                   max_gpus=limit, top_k=TOP_K, published_mfu=published, searched=cache)
-            return dl.gpus
+        def for_deadline(limit: int) -> DeadlinePlan:
+            return plan_for_deadline(arch, setup, hw, tokens=run.tokens, deadline_s=deadline, pins=pins,
+                                     max_gpus=limit, top_k=TOP_K, published_mfu=published, searched=cache)
 
-        found = for_deadline(cap)
-        if found is not None:
-            return GpuChoice(gpus=trace.derived("compute.gpus", found,
+        walk = for_deadline(cap)
+        if walk.gpus is not None:
+            return GpuChoice(gpus=trace.derived("compute.gpus", walk.gpus,
                                                 "fewest GPUs whose best layout meets target.time_to_train "
                                                 "after failures (goodput)"),
-                             plan=cache[found], for_deadline=True)
-        uncapped = for_deadline(MAX_SEARCH_GPUS) if cap < MAX_SEARCH_GPUS else None
+                             plan=cache[walk.gpus], for_deadline=True, deadline=walk)
+        uncapped = for_deadline(MAX_SEARCH_GPUS).gpus if cap < MAX_SEARCH_GPUS else None
         largest = _largest_plannable(cap, hw, plan, fewest_gpus_to_hold(arch, setup, hw).gpus)
         if largest is None:
             raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap))
         why = "deadline unreachable within the GPU cap: the largest count that has a layout"
-        return GpuChoice(gpus=trace.derived("compute.gpus", largest, why), needed=uncapped, plan=cache[largest])
+        return GpuChoice(gpus=trace.derived("compute.gpus", largest, why), needed=uncapped, plan=cache[largest],
+                         deadline=walk)
     if caps:
         largest = _largest_plannable(cap, hw, plan, fewest_gpus_to_hold(arch, setup, hw).gpus)
         if largest is None:

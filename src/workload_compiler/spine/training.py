@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..arch.counts import param_counts, training_flops_per_token
@@ -209,21 +210,31 @@ def _count_estimate(w: TrainingWorkload) -> int:
     return w.compute.gpus or implied or w.compute.max_gpus or MAX_SEARCH_GPUS
 
 
+@dataclass(frozen=True, kw_only=True)
+class TrainingPlan:
+    """The spine's GPU count and layout with layers 1-6, before cost and alternatives: `wkc plan`
+    reads it, so plan and compile answer the same count on the same hardware."""
+
+    spec: SystemSpec
+    resolved: ResolvedTraining
+    hardware: Hardware              # at the chosen count: the scale-out bandwidth of its fabric
+    choice: GpuChoice | None        # None: infeasible before a count was chosen (spec says why)
+
+
 def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives: bool = True) -> SystemSpec:
     """The six layers of a training workload; with `with_alternatives` also its collisions and the
     recompiled alternatives (sizing/engine.py)."""
-    r = resolve_training(w, catalog)
+    planned = plan_training(w, catalog)
+    return _finish(planned.spec, w, catalog, planned.resolved.trace, with_alternatives)
+
+
+def plan_training(w: TrainingWorkload, catalog: Catalog, resolved: ResolvedTraining | None = None) -> TrainingPlan:
+    """The GPU count (given, pinned, for the deadline after failures, the cap or hall, or the fewest
+    that hold the model), its best layout and the layers built on it. `resolved`: the intake's
+    resolution, when the caller has it (its trace gathers the compile's)."""
+    r = resolved or resolve_training(w, catalog)
     arch, run, catalog_hw, setup, trace = r.arch, r.run, r.hardware, r.setup, r.trace
-    system = catalog.system(catalog_hw.system_id)
-    switch = compute_switch(w.fabric, system, catalog)
-
-    def hw_for(gpus: int) -> Hardware:
-        hw, effect = fabric_hardware(catalog_hw, w.fabric, system, switch, gpus)
-        if effect.effective_bytes_per_s != effect.line_bytes_per_s:
-            trace.derived("compute.scale_out_bytes_per_s_per_gpu", hw.scale_out_bandwidth_bytes_per_s,
-                          effect.formula)
-        return hw
-
+    hw_for = fabric_hardware_for(w, catalog, catalog_hw, trace)
     hw = hw_for(_count_estimate(w))
     # The deadline is met after failures: the search aims at the steady-state time that the goodput
     # of the cluster it picks turns into the target (a fixed point, reached in two or three passes).
@@ -238,7 +249,7 @@ def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives
             spec.feasible, spec.binding_constraint = False, f"{exc.binding}: {exc.detail}"
             spec.objective = objective_layer(arch, run, None, w, trace)
             spec.collisions = [Collision(constraint=exc.binding, detail=exc.detail)]
-            return _finish(spec, w, catalog, trace, with_alternatives)
+            return TrainingPlan(spec=spec, resolved=r, hardware=hw, choice=None)
         chosen_hw = hw_for(choice.gpus)
         if chosen_hw != hw:   # the fabric of the chosen count differs from the one searched: search it
             hw, choice = chosen_hw, dataclasses.replace(choice, plan=None)
@@ -252,7 +263,23 @@ def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives
             break
         # just under target x goodput, so a count that meets it only to rounding is not taken again
         aim = target * (spec.reliability.goodput if isinstance(spec.reliability, ReliabilityLayer) else 1.0) * 0.999
-    return _finish(spec, w, catalog, trace, with_alternatives)
+    return TrainingPlan(spec=spec, resolved=r, hardware=hw, choice=choice)
+
+
+def fabric_hardware_for(w: TrainingWorkload, catalog: Catalog, hw: Hardware, trace: Trace) -> Callable[[int], Hardware]:
+    """The performance model's hardware for n GPUs: the catalog's, with the scale-out bandwidth the
+    intake's fabric gives n GPUs (oversubscription and routing across leaves; spine/fabric_pins.py)."""
+    system = catalog.system(hw.system_id)
+    switch = compute_switch(w.fabric, system, catalog)
+
+    def hw_for(gpus: int) -> Hardware:
+        at, effect = fabric_hardware(hw, w.fabric, system, switch, gpus)
+        if effect.effective_bytes_per_s != effect.line_bytes_per_s:
+            trace.derived("compute.scale_out_bytes_per_s_per_gpu", at.scale_out_bandwidth_bytes_per_s,
+                          effect.formula)
+        return at
+
+    return hw_for
 
 
 def _finish(spec: SystemSpec, w: TrainingWorkload, catalog: Catalog, trace: Trace,
