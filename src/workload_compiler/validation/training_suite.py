@@ -1,9 +1,10 @@
 """`wkc validate --suite training`: every published run compiled from the intake a user would write.
 
 For each record (validation/training_intake.py): the intake is validated and compiled by
-`compile_training`, the same path as `wkc compile`. A run that ran and is answered "does not fit"
-is a memory or rule bug: it is reported as such (`fits = False`), with the step time the model
-gives the stated layout when memory is not checked, so its speed is still scored. The cases keep
+`plan_training`, the path of `wkc compile` (its count, layout and hardware at that count). A run
+that ran and is answered "does not fit" is a memory or rule bug: it is reported as such
+(`fits = False`), with the step time the model gives the stated layout when memory is not
+checked, so its speed is still scored. The cases keep
 the resolved inputs (architecture, run, machine, layout) so the fitting tool can re-evaluate the
 step-time model under other constants without compiling again.
 """
@@ -28,7 +29,7 @@ from ..planner.search import search
 from ..planner.tight_memory import search_at_count
 from ..reliability import ReliabilityLayer
 from ..spine.result import ComputeLayer
-from ..spine.training import compile_training, resolve_training
+from ..spine.training import plan_training
 from .report import Row, SkippedRow
 from .training_intake import NotCompiled, RecordIntake, load_records, record_intake
 
@@ -70,22 +71,22 @@ def compile_record(ri: RecordIntake, catalog: Catalog) -> TrainingCase:
     """Compile one record's intake; InputError (a bad intake, a catalog gap) propagates."""
     w = parse_workload(ri.intake)
     assert isinstance(w, TrainingWorkload)
-    spec = compile_training(w, catalog, with_alternatives=False)
-    r = resolve_training(w, catalog)
+    planned = plan_training(w, catalog)      # compile's own path, to its hardware at this count
+    spec, r, hw = planned.spec, planned.resolved, planned.hardware
     gpus = int(ri.intake["compute"]["gpus"])
     pins = w.compute.parallelism
     if spec.feasible and isinstance(spec.compute, ComputeLayer):
-        best = search_at_count(r.arch, r.setup, r.hardware, gpus, pins, top_k=1).best
+        best = search_at_count(r.arch, r.setup, hw, gpus, pins, top_k=1).best
         fits, binding = True, None
     else:
-        best = search(r.arch, r.setup, r.hardware, gpus, pins, top_k=1, memory_fn=_unlimited).best
+        best = search(r.arch, r.setup, hw, gpus, pins, top_k=1, memory_fn=_unlimited).best
         fits, binding = False, spec.binding_constraint
     if best is None:
         raise NotCompiled(f"no layout the rules allow: {spec.binding_constraint}")
     from ..perf.memory import training_memory_bytes
     memory = float(training_memory_bytes(r.arch, r.setup, best.layout())["total"])
     goodput = spec.reliability.goodput if fits and isinstance(spec.reliability, ReliabilityLayer) else None
-    return TrainingCase(record=ri, arch=r.arch, setup=r.setup, layout=best.layout(), hardware=r.hardware, gpus=gpus,
+    return TrainingCase(record=ri, arch=r.arch, setup=r.setup, layout=best.layout(), hardware=hw, gpus=gpus,
                         fits=fits, binding=binding, memory_per_gpu_bytes=memory,
                         goodput=float(goodput) if goodput is not None else None, tokens=r.run.tokens)
 
