@@ -1,7 +1,8 @@
 """`wkc plan FILE [--json] [--top N]`: the ranked parallel layouts of a training workload.
 
 The GPU count is compute.gpus, or the product of a fully pinned layout, or, given
-target.time_to_train, the fewest GPUs whose best layout meets it. Exit 3 (infeasible) names the
+target.time_to_train, the fewest GPUs whose best layout meets it after failures (the count compile
+chooses: spine/training.py plan_training). Exit 3 (infeasible) names the
 binding constraint when no layout fits.
 """
 

@@ -107,7 +107,8 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
         if walk.gpus is not None:
             return GpuChoice(gpus=trace.derived("compute.gpus", walk.gpus,
                                                 "fewest GPUs whose best layout meets target.time_to_train "
-                                                "after failures (goodput)"),
+                                                "after failures (goodput), on the ladder of 2^a and 3 x 2^a "
+                                                "whole nodes (perf/objective.py gpu_ladder)"),
                              plan=cache[walk.gpus], for_deadline=True, deadline=walk)
         uncapped = for_deadline(MAX_SEARCH_GPUS).gpus if cap < MAX_SEARCH_GPUS else None
         largest = _largest_plannable(cap, hw, plan, fewest_gpus_to_hold(arch, setup, hw).gpus)
