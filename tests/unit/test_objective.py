@@ -16,6 +16,7 @@ from workload_compiler.arch.presets import preset_arch
 from workload_compiler.errors import InputError
 from workload_compiler.perf.layout import TrainingSetup
 from workload_compiler.perf.objective import (
+    finer_rungs,
     gpu_ladder,
     gpus_for_deadline,
     min_gpus_for_flops,
@@ -97,6 +98,32 @@ def test_ladder_is_whole_nodes_of_2a_or_3x2a_close_together(node: int, start: in
         assert b / a <= (2.0 if a == node else 1.5)   # 1 -> 2 nodes, then 2, 3, 4, 6, 8, 12 ...
 
 
+def _scanned(ladder: list[int], node: int, start: int, meets: Callable[[int], bool]) -> int | None:
+    """The answer by brute force: the first ladder count that meets, then the finer rung below it
+    if that one meets too."""
+    hit = next((n for n in ladder if meets(n)), None)
+    if hit is None:
+        return None
+    below = max((n for n in ladder if n < hit), default=start - 1)
+    return next((n for n in finer_rungs(node, below, hit) if meets(n)), hit)
+
+
+@given(st.sampled_from([1, 4, 8, 72]), st.integers(1, 5000), st.integers(1, 200_000))
+@settings(max_examples=50, deadline=None)
+def test_finer_rungs_halve_each_gap_past_four_nodes(node: int, start: int, cap: int) -> None:
+    """Between consecutive ladder counts from four nodes on (4, 6, 8, 12 ... x node) lies exactly
+    one count of 5 x 2^a or 7 x 2^a nodes, at most 1.25x above the lower one; none below four nodes."""
+    ladder = gpu_ladder(node, start, cap)
+    for a, b in itertools.pairwise(ladder):
+        finer = finer_rungs(node, a, b)
+        if a >= 4 * node:
+            assert len(finer) == 1 and a < finer[0] < b and finer[0] / a <= 1.25 and finer[0] % node == 0
+            k = finer[0] // node
+            assert k % 5 == 0 or k % 7 == 0
+        else:
+            assert finer == []
+
+
 @given(node=st.sampled_from([1, 8]), start=st.integers(1, 300), exponent=st.floats(0.6, 1.0),
        rate=st.floats(1.0, 1e4), deadline=st.floats(10.0, 1e7), holes=st.sets(st.integers(0, 30), max_size=8),
        estimate=st.one_of(st.just(0.0), st.floats(1.0, 1e6)))
@@ -115,13 +142,14 @@ def test_deadline_search_returns_the_smallest_ladder_count(
     def tps(n: int) -> float:
         return 0.0 if n in hole_counts else rate * n**exponent
 
-    expected = next((n for n in ladder if time_to_train_s(tokens, tps(n)) <= deadline), None)
+    expected = _scanned(ladder, node, start, lambda n: time_to_train_s(tokens, tps(n)) <= deadline)
     found = gpus_for_deadline(tokens, deadline, tps, node_gpus=node, start_gpus=start, max_gpus=cap,
                               estimate_gpus=estimate)
     assert found.gpus == expected
     if expected is not None:
         assert found.time_to_train_s <= deadline
-        assert len(found.probes) <= 2 * math.ceil(math.log2(len(ladder) + 1)) + len(hole_counts) + 2
+        # the walk and bisection of both sub-ladders, the holes, and the finer rung
+        assert len(found.probes) <= 2 * math.ceil(math.log2(len(ladder) + 1)) + len(hole_counts) + 3
 
 
 @given(node=st.sampled_from([1, 8]), start=st.integers(1, 300), exponent=st.floats(0.6, 1.2),
@@ -139,7 +167,7 @@ def test_deadline_search_is_exact_when_3x2a_counts_factor_worse(
         k = n // node
         return 1e3 * n**exponent * (1.0 if k & (k - 1) == 0 else penalty)
 
-    expected = next((n for n in ladder if time_to_train_s(1e9, tps(n)) <= deadline), None)
+    expected = _scanned(ladder, node, start, lambda n: time_to_train_s(1e9, tps(n)) <= deadline)
     found = gpus_for_deadline(1e9, deadline, tps, node_gpus=node, start_gpus=start, max_gpus=cap,
                               estimate_gpus=estimate)
     assert found.gpus == expected
@@ -165,7 +193,7 @@ def test_a_second_pass_at_a_shorter_deadline_reuses_the_first_ones_misses() -> N
     second = gpus_for_deadline(1e11, 0.3e5, tps, node_gpus=8, start_gpus=8, max_gpus=100_000,
                                known=first.probes)
     ladder = gpu_ladder(8, 8, 100_000)
-    assert second.gpus == next(n for n in ladder if time_to_train_s(1e11, 1e3 * n**0.8) <= 0.3e5)
+    assert second.gpus == _scanned(ladder, 8, 8, lambda n: time_to_train_s(1e11, 1e3 * n**0.8) <= 0.3e5)
     largest_miss = max(n for n, t in first.probes.items() if t > 0.3e5)
     assert asked and all(n > largest_miss for n in asked)
     assert not set(asked) & set(first.probes)
@@ -190,7 +218,7 @@ def test_the_second_sub_ladder_starts_where_the_first_ones_misses_point() -> Non
     found = gpus_for_deadline(1e12, 1e12 / (10.0 * 1000), tps, node_gpus=8, start_gpus=8, max_gpus=100_000)
     assert found.gpus == 1024
     three = [n for n in asked if (n // 8) & (n // 8 - 1)]
-    assert three == [768]
+    assert three == [768, 896]      # and the finer rung below the answer, 7 x 16 nodes: it misses
 
 
 def test_the_sub_ladder_with_the_lower_first_probe_is_walked_first() -> None:
@@ -201,4 +229,4 @@ def test_the_sub_ladder_with_the_lower_first_probe_is_walked_first() -> None:
     asked, tps = _linear_recording(10.0)
     found = gpus_for_deadline(1e12, 1e12 / (10.0 * 700), tps, node_gpus=8, start_gpus=20, max_gpus=100_000)
     assert found.gpus == 768
-    assert asked == [24, 768, 384, 512]
+    assert asked == [24, 768, 384, 512, 640]    # 640 = 5 x 16 nodes, the finer rung below 768: it misses

@@ -73,9 +73,20 @@ def gpu_ladder(node_gpus: int, start_gpus: int, max_gpus: int) -> list[int]:
     full search that says nothing. Rungs past two nodes are at most 1.5x apart. Rungs below
     start_gpus (a lower bound) are left out: they cannot meet the deadline.
     """
+    return _rungs(node_gpus, (1, 3), start_gpus, max_gpus)
+
+
+def finer_rungs(node_gpus: int, above: int, below: int) -> list[int]:
+    """Counts of 5 x 2^a and 7 x 2^a whole nodes strictly between `above` and `below`: the one
+    count that halves a gap of the ladder past four nodes (4 -> 5 -> 6, 6 -> 7 -> 8 x 2^a nodes), so
+    an answer found on the ladder is at most 1.25x, not 1.5x, the fewest that would do."""
+    return _rungs(node_gpus, (5, 7), above + 1, below - 1)
+
+
+def _rungs(node_gpus: int, factors: tuple[int, ...], start_gpus: int, max_gpus: int) -> list[int]:
     if node_gpus < 1:
         raise InputError("compute.system.gpus_per_node", node_gpus, "a positive count")
-    ks = {m << a for m in (1, 3) for a in range(max(max_gpus // node_gpus, 1).bit_length() + 1)}
+    ks = {m << a for m in factors for a in range(max(max_gpus // node_gpus, 1).bit_length() + 1)}
     return sorted(node_gpus * k for k in ks if start_gpus <= node_gpus * k <= max_gpus)
 
 
@@ -83,7 +94,8 @@ def gpu_ladder(node_gpus: int, start_gpus: int, max_gpus: int) -> list[int]:
 class DeadlineSearch:
     """Outcome of the search over GPU counts; `probes` maps each count tried to its time to train."""
 
-    gpus: int | None                # smallest ladder count meeting the deadline; None if none within the cap
+    gpus: int | None                # smallest count meeting the deadline (ladder, then the finer rung below
+                                    # it); None if none within the cap
     time_to_train_s: float          # at `gpus` (or the best probe when None)
     probes: dict[int, float] = field(default_factory=dict)
 
@@ -91,7 +103,8 @@ class DeadlineSearch:
 def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Callable[[int], float],
                       *, node_gpus: int, start_gpus: int, max_gpus: int,
                       known: dict[int, float] | None = None, estimate_gpus: float = 0.0) -> DeadlineSearch:
-    """Smallest GPU count on `gpu_ladder` whose best layout trains `tokens` within `deadline_s`.
+    """Smallest GPU count on `gpu_ladder` whose best layout trains `tokens` within `deadline_s`, then
+    the finer rung in the gap below it (`finer_rungs`) if that one meets the deadline too.
 
     `best_tokens_per_s(n)` is the throughput of the best layout on n GPUs, 0 when no layout
     exists there. Time to train need not fall monotonically along the whole ladder: 3 x 2^a nodes
@@ -157,6 +170,9 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
     found = min((n for n in (first, second) if n is not None), default=None)
     if found is None:
         return DeadlineSearch(gpus=None, time_to_train_s=min(probes.values(), default=math.inf), probes=probes)
+    # Below the answer, the rung that halves the ladder's last gap (every rung under the gap misses)
+    below = max((n for n in ladder if n < found), default=start_gpus - 1)
+    found = next((n for n in finer_rungs(node_gpus, below, found) if time_at(n) <= deadline_s), found)
     return DeadlineSearch(gpus=found, time_to_train_s=probes[found], probes=probes)
 
 

@@ -3,8 +3,8 @@
 The search starts at the larger of two physics bounds, neither of which any layout can beat:
 the GPUs that hold one replica's model state (capacity.py) and the GPUs that would finish the
 training FLOPs at 100% of the dense peak, ceil(F / (T x peak)). From there it walks the ladder
-of counts in perf.objective.gpus_for_deadline (whole nodes, 2^a x 3^b of them), running the full
-planner search at each probe.
+of counts in perf.objective.gpus_for_deadline (whole nodes, 2^a and 3 x 2^a of them, then the
+5 x 2^a or 7 x 2^a count in the gap below the answer), running the full planner search at each probe.
 """
 
 from __future__ import annotations

@@ -107,8 +107,9 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
         if walk.gpus is not None:
             return GpuChoice(gpus=trace.derived("compute.gpus", walk.gpus,
                                                 "fewest GPUs whose best layout meets target.time_to_train "
-                                                "after failures (goodput), on the ladder of 2^a and 3 x 2^a "
-                                                "whole nodes (perf/objective.py gpu_ladder)"),
+                                                "after failures (goodput), among 2^a and 3 x 2^a whole nodes "
+                                                "and the 5 x 2^a or 7 x 2^a below the answer "
+                                                "(perf/objective.py gpus_for_deadline)"),
                              plan=cache[walk.gpus], for_deadline=True, deadline=walk)
         uncapped = for_deadline(MAX_SEARCH_GPUS).gpus if cap < MAX_SEARCH_GPUS else None
         largest = _largest_plannable(cap, hw, plan, fewest_gpus_to_hold(arch, setup, hw).gpus)
