@@ -20,14 +20,15 @@ def wrap(text: str, width: int) -> list[str]:
 
 
 def records(header: Sequence[str], rows: Sequence[Sequence[str]], width: int) -> list[Text]:
-    """Each row as a bullet (its first cell) and 'column: value' lines below it."""
+    """Each row as a bullet (its first cell; under a "#" column, "n) " and the second cell) and
+    'column: value' lines below it."""
     out: list[Text] = []
+    numbered = bool(header) and header[0] == "#"
     for row in rows:
-        for i, (head, cell) in enumerate(zip(header, row, strict=False)):
-            if i == 0:
-                out += [Text(("• " if j == 0 else "  ") + part, style="bold")
-                        for j, part in enumerate(wrap(cell, width - 2))]
-            elif cell:
+        title, rest = (f"{row[0]}) {row[1]}", 2) if numbered and len(row) > 1 else (row[0] if row else "", 1)
+        out += [Text(("• " if j == 0 else "  ") + part, style="bold") for j, part in enumerate(wrap(title, width - 2))]
+        for head, cell in list(zip(header, row, strict=False))[rest:]:
+            if cell:
                 out += [Text(("    " if j else f"  {head}: ") + part)
                         for j, part in enumerate(wrap(cell, width - len(head) - 4))]
     return out
