@@ -40,6 +40,21 @@ def test_typo_key_is_rejected_with_its_path() -> None:
     assert str(info.value).startswith("trainig: unknown key; did you mean 'training'?")
 
 
+@pytest.mark.parametrize(("intake", "key", "belongs"), [
+    ({"kind": "training", "model": {"preset": "llama3-8b"}, "gpus": 8}, "gpus", "compute.gpus"),
+    ({"kind": "training", "model": {"preset": "llama3-8b"}, "precision": "fp8"}, "precision", "training.precision"),
+    # a serving intake names the weights' precision `weights`: `precision` is what people write
+    ({"kind": "inference", "model": {"preset": "llama3-8b"}, "precision": "fp4"}, "precision", "serving.weights"),
+    ({"kind": "inference", "model": {"preset": "llama3-8b"}, "serving": {"dtype": "fp8"}}, "serving.dtype",
+     "serving.weights"),
+])
+def test_a_key_in_the_wrong_section_names_where_it_belongs(intake: dict[str, object], key: str,
+                                                          belongs: str) -> None:
+    with pytest.raises(InputError) as info:
+        parse_workload(intake)
+    assert str(info.value).startswith(f"{key}: unknown key; did you mean {belongs}?")
+
+
 def test_negative_gpus_rejected() -> None:
     with pytest.raises(InputError) as info:
         parse_workload({"kind": "training", "model": {"preset": "gpt3-175b"}, "compute": {"gpus": -8}})

@@ -105,7 +105,9 @@ class LatencyTarget(Strict):
 
 
 class ServingIntake(Strict):
-    weights: WeightsName | None = None
+    weights: WeightsName | None = Field(
+        default=None, description="the weights' precision (the checkpoint's format)",
+        json_schema_extra={"also_called": ["precision", "dtype", "quantization"]})
     kv_cache_dtype: KvDtype | None = None
     ssm_state_dtype: SsmStateDtype | None = Field(
         default=None,

@@ -87,14 +87,38 @@ def _keys(model: type[BaseModel] | None) -> list[str]:
     return [info.alias or k for k, info in model.model_fields.items()] if model else []
 
 
-def _allowed(e: Any, parent: type[BaseModel] | None, info: FieldInfo | None, path: str) -> str:
+def elsewhere(root: type[BaseModel] | None, name: str, depth: int = 3) -> list[str]:
+    """Dotted keys of `root`'s tree (to `depth` levels) that are `name`, or that a user is known to
+    call `name` (a field's `also_called`: a training `precision` is a serving intake's `weights`)."""
+    found: list[str] = []
+
+    def walk(model: type[BaseModel], path: str, left: int) -> None:
+        for key, info in model.model_fields.items():
+            shown_key = info.alias or key
+            dotted = f"{path}.{shown_key}" if path else shown_key
+            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+            also = extra.get("also_called")
+            if name == shown_key or (isinstance(also, list) and name in also):
+                found.append(dotted)
+            sub = submodel(info.annotation)
+            if sub is not None and left > 1:
+                walk(sub, dotted, left - 1)
+
+    if root is not None:
+        walk(root, "", depth)
+    return sorted(found, key=lambda dotted: dotted.count("."))   # the shallowest first
+
+
+def _allowed(e: Any, parent: type[BaseModel] | None, info: FieldInfo | None, path: str,
+             root: type[BaseModel] | None = None) -> str:
     kind, ctx = e["type"], e.get("ctx") or {}
     if kind == "missing":
         return "required"
     if kind == "extra_forbidden":
         keys = _keys(parent)
-        where = path.rpartition(".")[0] or "the intake"
-        return f"{near_miss(path.rpartition('.')[2], keys)}the keys of {where}: {', '.join(keys)}"
+        where, _, name = path.rpartition(".")
+        hint = near_miss(name, keys) or "".join(f"did you mean {p}? " for p in elsewhere(root, name)[:1])
+        return f"{hint}the keys of {where or 'the intake'}: {', '.join(keys)}"
     if kind in ("literal_error", "enum"):
         options = _choices(str(ctx.get("expected", "")))
         return f"{near_miss(e.get('input'), options)}one of: {', '.join(options)}"
@@ -158,7 +182,7 @@ def problems_of(exc: ValidationError, model: type[BaseModel] | None = None, pref
             value = MISSING if e["type"] == "missing" else e.get("input")
             if e["type"] == "extra_forbidden":
                 value = UNKNOWN_KEY
-            allowed = _allowed(e, parent, info, path)
+            allowed = _allowed(e, parent, info, path, model)
             if path in seen and len(meaningful) > 1:
                 previous = seen[path]
                 if allowed not in previous.allowed:
@@ -187,4 +211,4 @@ def input_error(exc: ValidationError, model: type[BaseModel] | None = None, pref
     return InputError.of(problems)
 
 
-__all__ = ["input_error", "problems_of", "submodel"]
+__all__ = ["elsewhere", "input_error", "problems_of", "submodel"]
