@@ -25,7 +25,7 @@ import numpy as np
 from scipy.optimize import least_squares  # type: ignore[import-untyped]
 
 from workload_compiler.perf.fitted import FITTED, HELD, TrainingConstants
-from workload_compiler.spine.uncertainty import MANY_RUNS, error_factor
+from workload_compiler.validation import uncertainty_table
 from workload_compiler.validation.report import Row, mape, max_abs_error
 from workload_compiler.validation.suites import find_calibration_dir
 from workload_compiler.validation.training_intake import load_records
@@ -100,20 +100,11 @@ def generation_of(case: TrainingCase) -> str:
 
 
 def kind_table(rows: list[Row]) -> dict[str, dict[str, float]]:
-    """Per kind: n, MAPE, the signed held-out errors' 10th-90th percentile from 10 runs up (else
-    smallest to largest) and the factor of the symmetric band the section uses (spine/uncertainty.py
-    error_factor): the rows of catalog/data/uncertainty.yaml."""
+    """Per kind: the rows of catalog/data/uncertainty.yaml (validation/uncertainty_table.py)."""
     by: dict[str, list[float]] = collections.defaultdict(list)
     for r in rows:
         by[r.kind].append(r.error)
-    out: dict[str, dict[str, float]] = {}
-    for kind, errs in sorted(by.items()):
-        e = np.asarray(errs)
-        lo, hi = (np.percentile(e, 10), np.percentile(e, 90)) if len(e) >= MANY_RUNS else (e.min(), e.max())
-        out[kind] = {"n": len(e), "mape_pct": round(float(np.mean(np.abs(e)) * 100), 2),
-                     "low": round(float(lo), 4), "high": round(float(hi), 4),
-                     "factor_p80": round(error_factor(errs), 4)}
-    return out
+    return uncertainty_table.kind_table(by)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,17 +160,10 @@ def write_uncertainty(path: Path, table: dict[str, dict[str, float]], overall: d
     """Replace the training_step_time section of the uncertainty table, keeping the others; `overall`
     is the held-out MAPE over every run (the sensitivity sweep's row for the model itself),
     `accelerators` the catalog GPUs the runs ran on."""
-    import datetime
-
-    import yaml
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
-    doc = yaml.safe_load(text) if text else {}
-    doc["training_step_time"] = {
+    uncertainty_table.write_section(path, "training_step_time", {
         "quantity": "the training step time (and the tokens/s, time to train and GPU count that follow from it)",
-        "method": f"leave-one-source-family-out error (tools/fit_training.py, {datetime.date.today()})",
-        "defined_on": "time", "band": "symmetric", "accelerators": accelerators, "overall": overall, "kinds": table}
-    path.write_text(header + yaml.safe_dump(doc, sort_keys=False, width=110), encoding="utf-8")
+        "method": "leave-one-source-family-out error", "defined_on": "time", "band": "symmetric",
+        "accelerators": accelerators, "overall": overall, "kinds": table}, "tools/fit_training.py")
     print(f"wrote {path}")
 
 

@@ -16,7 +16,8 @@ import pytest
 
 from shared_data import calibration_dir, require
 from workload_compiler.catalog.loader import load_catalog
-from workload_compiler.hpc.fit import _loss, fit_constants, gpu_family, leave_one_gpu_out, md_serial_fraction
+from workload_compiler.hpc.classes import gpu_family
+from workload_compiler.hpc.fit import _loss, fit_constants, leave_one_gpu_out, md_serial_fraction
 from workload_compiler.hpc.fitted import FITTED, PRIORS
 from workload_compiler.validation.hpc_records import hpc_cases, hpc_validation, load_hpc_records
 

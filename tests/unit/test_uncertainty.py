@@ -59,7 +59,7 @@ def test_only_the_throughput_sections_are_symmetric() -> None:
     its signed 10th / 90th percentiles, which the planner's tight-memory rule reads
     (planner/tight_memory.py). Below 10 runs the factor covers every error seen."""
     table = package_yaml(u.TABLE)
-    for section in ("training_step_time", "inference_throughput"):
+    for section in ("training_step_time", "inference_throughput", "hpc_time_per_step"):
         for kind, entry in table[section]["kinds"].items():
             if entry["n"] >= u.MIN_RUNS:
                 f = entry["factor_p80"]
@@ -133,3 +133,30 @@ def test_a_band_says_when_no_run_on_the_gpu_itself_was_validated() -> None:
     assert "no run on gb300 itself was validated" in new[2] and "no run on" not in seen[2]
     band = u.rate_band(1000.0, "inference_throughput", "Blackwell dense fp4", "gb200")
     assert band.low is not None and "no run on gb200 itself" in band.basis
+
+
+def test_hpc_headline_numbers_have_the_band_of_their_solver_class() -> None:
+    """The molecular-dynamics example: its time per step and time to solution lie where the published
+    GROMACS and AMBER runs lay around their predictions (each predicted without its own GPU's runs,
+    tools/hpc_uncertainty.py); a rate's error widens a time as x / (1 + e). A class no published run
+    checks (weather_climate) says so instead of a band."""
+    spec = compile_workload(EXAMPLES / "hpc-molecular-dynamics.yaml")
+    r = u.error_range("hpc_time_per_step", "molecular_dynamics")
+    assert r is not None and "9 published molecular_dynamics runs" in r[2]
+    for key in ("hpc.time_per_step_s", "hpc.time_to_solution_s"):
+        band = spec.uncertainty[key]
+        x = getattr(spec.hpc, key.split(".")[1])
+        assert band.low == pytest.approx(x * (1.0 + r[0])) and band.high == pytest.approx(x * (1.0 + r[1]))
+        assert band.low < x < band.high
+    weather = compile_workload(EXAMPLES / "hpc-weather-climate.yaml")
+    basis = weather.uncertainty["hpc.time_per_step_s"]
+    assert basis.low is None and "no published weather_climate run was validated" in basis.basis
+
+
+def test_an_hpc_band_on_another_gpu_says_none_of_its_runs_was_validated() -> None:
+    families = set(package_yaml(u.TABLE)["hpc_time_per_step"]["gpu_families"])
+    assert "mi300x" not in families and "h100" in families
+    other = u.error_range("hpc_time_per_step", "cfd_lbm", "mi300x")
+    seen = u.error_range("hpc_time_per_step", "cfd_lbm", "h100-sxm")
+    assert other is not None and seen is not None and other[:2] == seen[:2]
+    assert "no mi300x run was validated" in other[2] and "was validated (runs on" not in seen[2]

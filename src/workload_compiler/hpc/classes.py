@@ -318,3 +318,8 @@ def with_overrides(p: Profile, *, flops_per_unit_step: float | None = None,
     if memory_per_unit_bytes is not None:
         p = replace(p, memory_per_unit_bytes=memory_per_unit_bytes, memory_exponent=1)
     return p
+
+
+def gpu_family(accelerator: str) -> str:
+    """a100-sxm-40gb -> a100, mi250x-gcd -> mi250x: one GPU model, whatever the variant."""
+    return accelerator.split("-")[0]

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..validation.hpc_case import HpcCase, SkipRecord, accelerator, run_case
 from ..validation.report import Row
-from .classes import MD_SCALING_CODES
+from .classes import MD_SCALING_CODES, gpu_family
 from .fitted import PRIORS, HpcConstants
 
 _GOLDEN = (math.sqrt(5) - 1) / 2
@@ -123,11 +123,6 @@ def md_serial_fraction(records: Sequence[dict[str, Any]]) -> float | None:
                 if n > 1:
                     fractions.append((by_gpus[1] / rate - 1 / n) / (1 - 1 / n))
     return sum(fractions) / len(fractions) if fractions else None
-
-
-def gpu_family(accelerator: str) -> str:
-    """a100-sxm-40gb -> a100, mi250x-gcd -> mi250x: one GPU model, whatever the variant."""
-    return accelerator.split("-")[0]
 
 
 def leave_one_gpu_out(cases: Sequence[HpcCase], records: Sequence[dict[str, Any]],

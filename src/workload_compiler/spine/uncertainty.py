@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..catalog.loader import package_yaml
+from ..hpc.classes import gpu_family
 from .result import Band, SystemSpec
 
 TABLE = "uncertainty.yaml"
@@ -99,6 +100,10 @@ def error_range(section: str, kind: str, accelerator: str | None = None) -> tupl
     validated = sec.get("accelerators")
     if accelerator and validated and accelerator not in validated:
         basis += f"; no run on {accelerator} itself was validated (runs on {', '.join(validated)})"
+    families = sec.get("gpu_families")
+    if accelerator and families and gpu_family(accelerator) not in families:
+        basis += (f"; no {gpu_family(accelerator)} run was validated (runs on {', '.join(families)}, "
+                  "each predicted without its own GPU's runs)")
     return lo, hi, basis
 
 
@@ -204,6 +209,22 @@ def spec_uncertainty(spec: SystemSpec, gpu: str, architecture: str) -> dict[str,
                 out[f"inference.{key}"] = Band(basis=f"no published {key.split('_')[0].upper()} of any kind was "
                                                      "validated (the calibration rows are offline throughput): "
                                                      "no band, the number is unchecked")
+    if spec.kind == "hpc" and spec.hpc is not None:
+        out |= _hpc_bands(spec, gpu)
+    return out
+
+
+def _hpc_bands(spec: SystemSpec, gpu: str) -> dict[str, Band]:
+    """An HPC run's time per step and time to solution (and its GPU count when sized for the target),
+    by its solver class: the class's runs on other GPUs, each predicted without its own GPU's runs."""
+    kind, section = str(_get(spec.hpc, "solver_class")), "hpc_time_per_step"
+    out = {f"hpc.{key}": time_band(float(value), section, kind, gpu)
+           for key in ("time_per_step_s", "time_to_solution_s")
+           if isinstance(value := _get(spec.hpc, key), (int, float))}
+    chosen = spec.provenance.get("compute.gpus")
+    if chosen is not None and "target" in (chosen.formula or "") and spec.compute is not None:
+        node = int(_get(spec.compute, "gpus_per_node") or 1)
+        out["compute.gpus"] = count_band(float(_get(spec.compute, "gpus")), section, kind, node, gpu)
     return out
 
 

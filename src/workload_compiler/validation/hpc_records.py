@@ -18,11 +18,19 @@ import yaml
 
 from ..catalog.loader import Catalog, load_catalog
 from ..errors import InputError
-from ..hpc.fit import gpu_family, leave_one_gpu_out
+from ..hpc.classes import gpu_family
+from ..hpc.fit import leave_one_gpu_out
 from ..hpc.fitted import FITTED, HpcConstants
 from .hpc_case import HpcCase, SkipRecord, run_case
 from .hpc_readers import READERS
 from .report import Row, SkippedRow
+
+# The intake's solver class whose time per step each validation group checks (hpc/classes.py): the
+# kind an HPC band is looked up by (spine/uncertainty.py). Memory streams and collectives check a
+# term of every class, no class of its own; cfd_fv and weather_climate have no published run here.
+SOLVER_CLASS_OF_GROUP = {"md:amber": "molecular_dynamics", "md:gromacs": "molecular_dynamics",
+                         "cfd:lbm": "cfd_lbm", "hpl": "dense_linear_algebra", "dgemm": "dense_linear_algebra",
+                         "fft": "fft_spectral"}
 
 
 @dataclass(frozen=True, kw_only=True)
