@@ -1,6 +1,7 @@
 """Solver-class defaults (hpc/classes.py) against the published per-unit figures they cite."""
 
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -59,11 +60,40 @@ def test_unknown_class_and_precision_are_input_errors() -> None:
         class_profile("molecular_dynamics", "bf16", 1e6)
 
 
-def test_overrides_replace_the_kernels_by_one() -> None:
-    p = with_overrides(class_profile("molecular_dynamics", "mixed", 1e6), flops_per_unit_step=3000,
-                       bytes_per_unit_step=600)
-    assert len(p.kernels) == 1
-    assert (p.flops_per_unit_step, p.bytes_per_unit_step) == (3000, 600)
+def test_overrides_rescale_the_class_kernels() -> None:
+    """The intake's totals per unit-step spread over the class's kernels in proportion: the totals are
+    the given ones, each kernel keeps its share (its own roofline), and a pin at the class default
+    changes nothing (it made the answer 30% faster when the kernels were merged into one)."""
+    base = class_profile("molecular_dynamics", "mixed", 1e6)
+    p = with_overrides(base, flops_per_unit_step=3000, bytes_per_unit_step=600)
+    assert len(p.kernels) == len(base.kernels) > 1
+    assert (p.flops_per_unit_step, p.bytes_per_unit_step) == pytest.approx((3000, 600))
+    for k, b in zip(p.kernels, base.kernels, strict=True):
+        assert k.flops_per_unit == pytest.approx(b.flops_per_unit * 3000 / base.flops_per_unit_step)
+        assert k.bytes_per_unit == pytest.approx(b.bytes_per_unit * 600 / base.bytes_per_unit_step)
+    same = with_overrides(base, flops_per_unit_step=base.flops_per_unit_step,
+                          bytes_per_unit_step=base.bytes_per_unit_step)
+    for k, b in zip(same.kernels, base.kernels, strict=True):
+        assert (k.flops_per_unit, k.bytes_per_unit) == pytest.approx((b.flops_per_unit, b.bytes_per_unit))
+
+
+def test_a_pin_at_the_class_default_gives_the_class_answer() -> None:
+    """`wkc sensitivity` pins the class default x 0.7 and x 1.3: its ends must straddle the answer."""
+    from workload_compiler import compile_workload
+    from workload_compiler.intake.load import load_workload
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "hpc-molecular-dynamics.yaml"
+    base = compile_workload(path)
+    assert base.hpc is not None
+    intake = load_workload(path).model_dump(mode="json", by_alias=True, exclude_none=True)
+    times = []
+    for f in (0.7, 1.0, 1.3):
+        intake["profile"] = {"bytes_per_unit_step": base.hpc.bytes_per_unit_step * f}
+        spec = compile_workload(intake)
+        assert spec.hpc is not None
+        times.append(spec.hpc.time_per_step_s)
+    assert times[1] == pytest.approx(base.hpc.time_per_step_s)
+    assert times[0] < times[1] < times[2]
 
 
 @settings(max_examples=20, deadline=None)

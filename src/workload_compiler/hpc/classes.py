@@ -306,15 +306,22 @@ def _dla(precision: str, vb: int, units: float, o: ClassOptions) -> Profile:
 def with_overrides(p: Profile, *, flops_per_unit_step: float | None = None,
                    bytes_per_unit_step: float | None = None,
                    memory_per_unit_bytes: float | None = None) -> Profile:
-    """The intake's own numbers replace the class kernels by one kernel (the roofline of the brief)."""
-    if flops_per_unit_step is not None or bytes_per_unit_step is not None:
-        main = max(p.kernels, key=lambda k: k.bytes_per_unit)
-        kernel = Kernel(
-            name="profile",
-            flops_per_unit=p.flops_per_unit_step if flops_per_unit_step is None else flops_per_unit_step,
-            bytes_per_unit=p.bytes_per_unit_step if bytes_per_unit_step is None else bytes_per_unit_step,
-            compute=p.kernels[0].compute, access=main.access)
-        p = replace(p, kernels=(kernel,))
+    """The intake's own FLOPs (bytes) per unit-step rescale the class kernels, each by given / the
+    class total: a pin at the class default gives the class answer, and the per-kernel roofline (a
+    compute-bound and a memory-bound kernel do not overlap, as the class defaults were fitted) is
+    kept. A class with no FLOPs (bytes) to scale takes the number on its heaviest kernel."""
+    main = max(p.kernels, key=lambda k: k.bytes_per_unit)
+
+    def share(given: float | None, total: float, own: float, k: Kernel) -> float:
+        """A kernel's part of `given`: in proportion to its own, or all of it on the main kernel."""
+        if given is None:
+            return own
+        return own * given / total if total > 0 else (given if k is main else 0.0)
+
+    flops, bytes_ = p.flops_per_unit_step, p.bytes_per_unit_step
+    p = replace(p, kernels=tuple(replace(k, flops_per_unit=share(flops_per_unit_step, flops, k.flops_per_unit, k),
+                                         bytes_per_unit=share(bytes_per_unit_step, bytes_, k.bytes_per_unit, k))
+                                 for k in p.kernels))
     if memory_per_unit_bytes is not None:
         p = replace(p, memory_per_unit_bytes=memory_per_unit_bytes, memory_exponent=1)
     return p

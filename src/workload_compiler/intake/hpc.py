@@ -67,8 +67,13 @@ class HpcProblem(Strict):
 
 
 class HpcProfile(Strict):
-    flops_per_unit_step: Count | None = limited(None, ge=0, le=L.MAX_PER_UNIT, why=L.PER_UNIT)
-    bytes_per_unit_step: Bytes | None = limited(None, ge=0, le=L.MAX_PER_UNIT, why=L.PER_UNIT)
+    flops_per_unit_step: Count | None = limited(
+        None, ge=0, le=L.MAX_PER_UNIT, why=L.PER_UNIT,
+        description="FLOPs per unit per step in all: the class's kernels are rescaled in proportion, each "
+                    "keeping its share and its own roofline (hpc/classes.py with_overrides)")
+    bytes_per_unit_step: Bytes | None = limited(
+        None, ge=0, le=L.MAX_PER_UNIT, why=L.PER_UNIT,
+        description="HBM bytes per unit per step in all: the class's kernels are rescaled in proportion")
 
 
 class HpcCommunication(Strict):
