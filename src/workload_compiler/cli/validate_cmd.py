@@ -16,7 +16,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import InputError
+from ..errors import InputError, canonical_id, one_of
 from ..report.layout import fitted, natural_width, packed
 from ..validation.report import Report, Row, summarize, to_json
 from ..validation.suites import SUITES, find_calibration_dir
@@ -144,8 +144,9 @@ def validate(
 ) -> None:
     """Compare the models with published runs: training step times, serving throughput, HPC rates."""
     with user_errors():
+        suite = (canonical_id(suite) or "").replace("_", "-")     # 'Time_to_Train' as people write it
         if suite not in SUITES:
-            raise InputError("--suite", suite, f"one of: {', '.join(SUITES)}")
+            raise InputError("--suite", suite, one_of(suite, SUITES))
         if leave_one_gpu_out and suite != "hpc":
             raise InputError("--leave-one-gpu-out", suite, "only with --suite hpc")
         summary: dict[str, Any] | None = None
@@ -157,7 +158,7 @@ def validate(
             rows, skipped = SUITES[suite](find_calibration_dir(calibration))
         groups = sorted({r.group for r in rows} | {s.group for s in skipped})
         if group is not None and group not in groups:
-            raise InputError("--group", group, f"one of: {', '.join(groups)}")
+            raise InputError("--group", group, one_of(group, groups))
         report = summarize(rows, skipped, group)
         if as_json:
             doc = to_json(report) | ({"hpc_summary": summary} if summary is not None else {})
