@@ -25,7 +25,7 @@ def _row(o: OfferCheck) -> list[str]:
     sub = o.substitution
     change = "—" if sub is None or sub.time_change is None else f"{100 * sub.time_change:+.0f}%"
     power = "—" if sub is None or sub.power_change is None else f"{100 * sub.power_change:+.0f}%"
-    return [str(o.rank), o.id, f"{o.count} {o.accelerator}", o.verdict, fmt(o.time_to_result_s, "s"), change, power,
+    return [str(o.rank), o.id, f"{o.count:,} {o.accelerator}", o.verdict, fmt(o.time_to_result_s, "s"), change, power,
             fmt(o.lead_time_s, "s"), fmt(o.time_from_order_s, "s"), _usd(o.cost_usd), str(len(o.open_confirmations))]
 
 
@@ -36,7 +36,7 @@ TERMINAL = ("#", "id", "GPUs", "verdict", "run", "Δ run", "lead", "order→end"
 
 def _requirement(s: SupplyCheck) -> str:
     r = s.requirement
-    return (f"Requirement: {r.name or r.kind}: {r.gpus} x {r.accelerator} ({r.system}), time to result "
+    return (f"Requirement: {r.name or r.kind}: {r.gpus:,} x {r.accelerator} ({r.system}), time to result "
             f"{fmt(r.time_to_result_s, 's')}, IT power {fmt(r.it_power_w, 'W')}, access model {r.access_model}. "
             f"Ranked by {s.ranking}.")
 
