@@ -59,12 +59,6 @@ def test_too_few_gpus_is_infeasible_and_names_model_state(tmp_path: Path) -> Non
     assert "Traceback" not in r.output
 
 
-def test_no_count_and_no_deadline_is_an_input_error(tmp_path: Path) -> None:
-    r = runner.invoke(app, ["plan", _write(tmp_path, GPT3)])
-    assert r.exit_code == 2
-    assert "compute.gpus" in r.output
-
-
 def test_a_deadline_beyond_the_cap_names_the_compute_bound(tmp_path: Path) -> None:
     doc = GPT3 | {"target": {"time_to_train": "1d"},
                   "compute": {"accelerator": "a100-sxm-80gb", "max_gpus": 64}}
@@ -104,3 +98,13 @@ def test_plan_meets_the_deadline_after_failures_as_compile_does(tmp_path: Path) 
     obj = plan["objective"]
     assert obj["meets_deadline"] is True and obj["goodput_adjusted_time_to_train_s"] <= obj["deadline_s"]
     assert obj["goodput_adjusted_time_to_train_s"] == spec["objective"]["goodput_adjusted_time_to_train_s"]
+
+
+def test_plan_without_a_count_or_deadline_takes_compiles_count(tmp_path: Path) -> None:
+    """No GPU count, no pinned layout, no deadline: plan ranks the layouts of the count compile picks
+    (the fewest whole nodes with a layout that fits) and says so, where it used to refuse."""
+    plan, spec = _plan_and_compile(tmp_path, LLAMA8B | {"model": {"preset": "llama3-70b"}})
+    assert plan["gpus"] == spec["compute"]["gpus"]
+    assert plan["gpus_chosen_by"] == spec["provenance"]["compute.gpus"]["formula"]
+    assert "fewest whole nodes" in plan["gpus_chosen_by"]
+    assert plan["layouts"][0]["step_time_s"] == spec["compute"]["step_time_s"]

@@ -1,9 +1,10 @@
 """`wkc plan FILE [--json] [--top N]`: the ranked parallel layouts of a training workload.
 
-The GPU count is compute.gpus, or the product of a fully pinned layout, or, given
-target.time_to_train, the fewest GPUs whose best layout meets it after failures (the count compile
-chooses: spine/training.py plan_training). Exit 3 (infeasible) names the
-binding constraint when no layout fits.
+The GPU count is the one compile chooses (spine/training.py plan_training): compute.gpus, or the
+product of a fully pinned layout, or, given target.time_to_train, the fewest GPUs whose best layout
+meets it after failures, or what a cap or hall holds, or the fewest whole nodes with a layout that
+fits; `gpus_chosen_by` says which. Exit 3 (infeasible) names the binding constraint when no layout
+fits.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ..planner import (
     memo,
 )
 from ..planner.tight_memory import search_at_count
+from ..provenance import Trace
 from ..reliability import ReliabilityLayer
 from ..spine.finite import finite_json
 from ..spine.gpu_count import check_pins
@@ -85,10 +87,6 @@ def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
     pins = w.compute.parallelism
     gpus = w.compute.gpus or check_pins(pins, arch, w.compute.gpus)
     deadline = w.target.time_to_train
-    if gpus is None and deadline is None:
-        raise InputError("compute.gpus", None,
-                         "a GPU count, a fully pinned layout (tp, pp, dp), or target.time_to_train "
-                         "to search for the fewest GPUs that meet it")
     if gpus is not None and w.compute.max_gpus is not None and gpus > w.compute.max_gpus:
         raise InputError("compute.gpus", gpus, f"at most compute.max_gpus = {w.compute.max_gpus}")
     assumptions = [a.model_dump(mode="json") for a in trace.assumptions]   # the plan's, not the facility's
@@ -135,6 +133,7 @@ def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
                       "goodput": goodput, "goodput_adjusted_time_to_train_s": adjusted,
                       "deadline_s": deadline,
                       "meets_deadline": None if deadline is None else bool((adjusted or ttt) <= deadline)},
+        "gpus_chosen_by": _chosen_by(trace),
         "fewest_gpus_to_hold": _hold_dict(hold),
         "assumptions": assumptions,
     }
@@ -145,6 +144,12 @@ def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
                                   "probes_time_to_train_s": {str(n): t if math.isfinite(t) else None
                                                              for n, t in sorted(dl.probes.items())}}
     return doc
+
+
+def _chosen_by(trace: Trace) -> str:
+    """How compile chose the count: 'given', or the rule that derived it (the trace's formula)."""
+    prov = trace.provenance.get("compute.gpus")
+    return "given" if prov is None else prov.formula or prov.why or prov.source.value
 
 
 def _deadline_miss(dl: DeadlinePlan, tokens: float, accelerator: str) -> tuple[str, str]:
@@ -220,6 +225,7 @@ def _print(doc: dict[str, Any]) -> None:
         say(f"fewest GPUs meeting the deadline after failures: {ds['gpus']:,} (their best layout within "
             f"{format_duration(ds['steady_state_deadline_s'])} without failures; searched from "
             f"{ds['start_gpus']:,}; tried {tried})")
+    say(f"GPUs: {doc['gpus']:,} ({doc['gpus_chosen_by']})")
     say(f"fewest GPUs that can hold the model: {doc['fewest_gpus_to_hold']['explanation']}")
     s = doc["search"]
     say(f"searched {s['evaluated']:,} layouts in {s['seconds']:.2f} s; {s['feasible']:,} fit")
