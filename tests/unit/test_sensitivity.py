@@ -61,6 +61,18 @@ def test_the_step_time_model_error_is_a_row(gpt3: SensitivitySection) -> None:
     assert f"{e:.2%}" in row.source
 
 
+def test_the_hpc_model_error_is_a_row_of_its_solver_class() -> None:
+    """An HPC run's own model row: time x (1 +/- the held-out MAPE of its solver class), the 9
+    molecular-dynamics runs for the MD example (tools/hpc_uncertainty.py)."""
+    section = analyse(compile_workload(EXAMPLES / "hpc-molecular-dynamics.yaml"))
+    row = next(r for r in section.rows if r.field == "hpc.time_per_step_s")
+    kinds = package_yaml("uncertainty.yaml")["hpc_time_per_step"]["kinds"]
+    e = kinds["molecular_dynamics"]["mape_pct"] / 100.0
+    base = section.baseline.time_s
+    assert base and row.swing["time_s"] == pytest.approx(2 * e * base)
+    assert "molecular_dynamics runs" in row.source and row.swing.get("gpus", 0) == 0
+
+
 def test_deadline_driven_gpus_move_with_the_assumption() -> None:
     # a deadline picks the GPU count: a worse failure rate needs more GPUs to hold it
     data = {"kind": "training", "model": {"preset": "llama3-8b"}, "training": {"tokens": "2T", "seq_len": 4096},

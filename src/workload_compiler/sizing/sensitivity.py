@@ -144,12 +144,15 @@ def _ends(points: list[SensitivityPoint], base: SensitivityPoint,
 
 
 def _model_row(s: Sensitivity, entry: dict[str, Any]) -> SensitivityRow | None:
-    """The step-time model's held-out error in closed form: time x (1 +/- e), GPUs with it under a
-    deadline, $ with the GPU-hours; power unchanged (training only)."""
+    """The performance model's held-out error in closed form: time x (1 +/- e), GPUs with it under a
+    training deadline, $ with the GPU-hours; power unchanged. Training: the step-time model's error
+    over every run; HPC: the error on runs of the solver class (else of every class)."""
     base = s.base
-    if s.spec.kind != "training" or base.time_s is None:
+    if s.spec.kind not in ("training", "hpc") or base.time_s is None:
         return None
-    e, n, method = overall_mape(str(entry["uncertainty_section"]))
+    kind = str(getattr(s.spec.hpc, "solver_class", "")) if s.spec.kind == "hpc" else None
+    e, n, method = overall_mape(str(entry["uncertainty_section"]), kind)
+    runs = f"{n} published {kind} runs" if kind and n else f"{n} published runs"
     ends = []
     for f in (1 - e, 1 + e):
         gpus = math.ceil((base.gpus or 0) * f) if s.scale_gpus else base.gpus
@@ -158,7 +161,7 @@ def _model_row(s: Sensitivity, entry: dict[str, Any]) -> SensitivityRow | None:
                                      cost_usd=None if base.cost_usd is None else base.cost_usd * f))
     swing, rel = _swing(ends, base)
     return SensitivityRow(field=str(entry["field"]), pin=None, default="the fitted model", low=ends[0], high=ends[1],
-                          source=f"{method}, MAPE {e:.2%} over {n} published runs (catalog/data/uncertainty.yaml)",
+                          source=f"{method}, MAPE {e:.2%} over {runs} (catalog/data/uncertainty.yaml)",
                           swing=swing, relative_swing=rel,
                           method="closed form: time and GPU-hours scale with the step time")
 
@@ -200,7 +203,7 @@ def _analyse(spec: SystemSpec, catalog: Catalog | None) -> SensitivitySection:
                                    source=str(entry["source"]), swing=swing, relative_swing=rel,
                                    method="downstream layers, GPU count and layout held" if method == "held"
                                    else "full recompile (the search runs again)"))
-    model = _model_row(s, data["step_time_model"])
+    model = _model_row(s, data["hpc_model" if spec.kind == "hpc" else "step_time_model"])
     if model is not None:
         rows.append(model)
     rows.sort(key=lambda r: r.relative_swing, reverse=True)

@@ -107,10 +107,14 @@ def error_range(section: str, kind: str, accelerator: str | None = None) -> tupl
     return lo, hi, basis
 
 
-def overall_mape(section: str) -> tuple[float, int, str]:
-    """(held-out MAPE as a fraction, runs, method) over every run of a table section."""
+def overall_mape(section: str, kind: str | None = None) -> tuple[float, int, str]:
+    """(held-out MAPE as a fraction, runs, method) over every run of a table section, or over the
+    runs of `kind` when at least MIN_RUNS of them were held out."""
     sec = _section(section)
     entry = sec["overall"]
+    own = (sec.get("kinds") or {}).get(kind) if kind is not None else None
+    if own and int(own["n"]) >= MIN_RUNS:
+        entry = own
     return float(entry["mape_pct"]) / 100.0, int(entry["n"]), str(sec.get("method", "held-out error"))
 
 
