@@ -77,19 +77,20 @@ def answer(spec: SystemSpec, hall: Hall) -> dict[str, Any]:
         return {"answer_feasible": True, "solve_gpus": compute.get("gpus"), "time_to_solution_s": t,
                 "time_per_step_s": h.get("time_per_step_s"),
                 "meets_target": plain(spec.objective).get("meets_target"),
-                "answer": f"{where} solves it in {format_duration(float(t))} on {_count(compute.get('gpus'))} "
-                          f"{compute.get('accelerator')} GPUs"}
+                "answer": f"{where} solves it in {format_duration(float(t))} on "
+                          f"{_gpus(compute.get('gpus'), compute.get('accelerator'))}"}
     from .result import ObjectiveLayer
     o = spec.objective
     t = (o.goodput_adjusted_time_to_train_s or o.time_to_train_s) if isinstance(o, ObjectiveLayer) else None
     return {"answer_feasible": True, "train_gpus": compute.get("gpus"), "time_to_train_s": t,
-            "answer": f"{where} trains it in {format_duration(t or 0.0)} on {_count(compute.get('gpus'))} "
-                      f"{compute.get('accelerator')} GPUs"}
+            "answer": f"{where} trains it in {format_duration(t or 0.0)} on "
+                      f"{_gpus(compute.get('gpus'), compute.get('accelerator'))}"}
 
 
-def _count(gpus: Any) -> str:
-    """A GPU count as the rest of the report writes it: 7,168."""
-    return f"{gpus:,}" if isinstance(gpus, int) else str(gpus)
+def _gpus(gpus: Any, accelerator: Any = None) -> str:
+    """'7,168 gb200 GPUs', '1 h200-sxm GPU': a count as the rest of the report writes it."""
+    count = f"{gpus:,}" if isinstance(gpus, int) else str(gpus)
+    return f"{count} {accelerator + ' ' if accelerator else ''}GPU{'' if gpus == 1 else 's'}"
 
 
 def _fastest(row: dict[str, Any], spec: SystemSpec) -> None:
@@ -99,7 +100,7 @@ def _fastest(row: dict[str, Any], spec: SystemSpec) -> None:
     if t is None or gpus is None:
         return
     row.update(fastest_time_to_solution_s=t, fastest_gpus=gpus)
-    row["answer"] += f"; at best {format_duration(float(t))} on {_count(gpus)} GPUs (the fastest the hall allows)"
+    row["answer"] += f"; at best {format_duration(float(t))} on {_gpus(gpus)} (the fastest the hall allows)"
 
 
 def fit_intake_in_hall(hall: Hall, data: dict[str, Any], catalog: Catalog) -> list[dict[str, Any]]:
