@@ -124,3 +124,20 @@ def test_a_one_node_training_job_bills_no_compute_fabric_as_serving_does() -> No
     by_label = {line.name.split("[")[-1].rstrip("]"): line for line in lines}
     assert by_label["compute fabric"].count == 0 and "fabric manager" not in by_label
     assert spec.facility.it_power_w < DGX_H100.power_w + 5_000.0
+
+
+def test_one_node_serving_and_training_build_the_same_fabric_layer() -> None:
+    """One H100 serving Llama 3 8B had no fabric layer at all (a six-layer spec with five), while one
+    H100 training had its scale-up domain and a switchless scale-out: both now build the latter, and
+    bill the same node, storage fabric and management."""
+    from workload_compiler import compile_workload
+    serve = compile_workload({"kind": "inference", "model": {"preset": "llama3-8b"},
+                              "serving": {"input_tokens": 1000, "output_tokens": 200, "request_rate": "2/s"},
+                              "compute": {"accelerator": "h100-sxm"}})
+    train = compile_workload({"kind": "training", "model": {"preset": "llama3.1-8b"},
+                              "training": {"tokens": "100M", "seq_len": 2048, "lora": {"rank": 16}},
+                              "compute": {"accelerator": "h100-sxm", "gpus": 1}})
+    assert serve.compute["gpus"] == 1
+    for spec in (serve, train):
+        assert spec.fabric["scale_out"]["tiers"] == 0 and spec.fabric["scale_out"]["switches"] == 0
+    assert serve.facility["it_power_w"] == pytest.approx(train.facility["it_power_w"], rel=0.01)

@@ -40,12 +40,11 @@ def _layers_below(spec: SystemSpec, w: InfrastructureIntake, catalog: Catalog, k
         tp, pp = (tp, 1) if gpus % tp == 0 else (1, 1)
     layout = {"tp": tp, "pp": pp, "dp": gpus // (tp * pp), "cp": 1, "ep": int(par.get("ep") or 1), "etp": 1}
     fabric = switch = None
-    if gpus > system.gpus_per_node:
-        try:
-            fabric, switch = build_fabric(system, catalog, w, gpus=gpus, layout=layout, trace=trace)
-            spec.fabric = fabric
-        except CatalogGap as gap:   # a number the fabric needs is unknown: say so, do not guess
-            spec.fabric = NotSized.from_gap(gap)
+    try:   # one node: its scale-up domain and no scale-out switch (tiers 0), as a one-node training
+        fabric, switch = build_fabric(system, catalog, w, gpus=gpus, layout=layout, trace=trace)
+        spec.fabric = fabric
+    except CatalogGap as gap:   # a number the fabric needs is unknown: say so, do not guess
+        spec.fabric = NotSized.from_gap(gap)
     spec.facility = build_facility(system, fabric, switch, w, gpus=gpus, trace=trace)
     software = build_software(w, catalog.accelerator(compute["accelerator"]).vendor, kind, fabric=fabric,
                               multi_node=gpus > system.gpus_per_node, trace=trace)
