@@ -65,3 +65,15 @@ def test_pdftoppm_renders_the_first_page(reports: tuple[Path, Path], tmp_path: P
 def test_report_to_an_unwritable_path_is_an_input_error(tmp_path: Path) -> None:
     run = wkc("compile", str(GPT3), "--html", str(tmp_path / "missing" / "x.html"))
     assert run.returncode == 2 and "--html" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_list_of_records_takes_the_whole_width(reports: tuple[Path, Path]) -> None:
+    """A list of records (readiness checks, MIG profiles) is a table of its own row across the three
+    columns, not nested in the value column: nested, its columns wrapped a word a line and the small
+    MIG example's PDF ran to 72 pages (27-32 now)."""
+    text = reports[0].read_text(encoding="utf-8")
+    tables = [m.start() for m in re.finditer(r'<table class="records">', text)]
+    assert tables
+    for at in tables:
+        row = text.rfind("<tr", 0, at)
+        assert text.startswith('<tr class="records-row"><td colspan="3"', row), text[row:at + 40]
