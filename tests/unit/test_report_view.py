@@ -41,8 +41,13 @@ def test_verdict_and_headline_tiles(gpt3) -> None:  # type: ignore[no-untyped-de
     assert verdict(gpt3)[0] == "warn" and "deadline" in verdict(gpt3)[1]
     pinned = recompile(EXAMPLES["gpt3-175b-a100"], {"facility.power": "1MW"})
     assert verdict(pinned)[0] == "fail" and "hall" in verdict(pinned)[1]  # the binding constraint is named
-    labels = [label for label, _ in kpis(gpt3)]
+    tiles = kpis(gpt3)
+    labels = [k.label for k in tiles]
     assert labels[:3] == ["accelerator", "GPUs", "time to train"]
+    # a headline with a band carries it on its tile, as the terminal summary does ("How sure")
+    band = gpt3.uncertainty["objective.goodput_adjusted_time_to_train_s"]
+    assert band.low is not None and tiles[2].band.endswith(" d") and " to " in tiles[2].band
+    assert tiles[0].band == ""
 
 
 @pytest.mark.parametrize("name", FAST)

@@ -121,6 +121,12 @@ def _band(spec: SystemSpec, path: str, unit: str | None) -> str:
     """' (band 30.1 d to 35.2 d)' from `spec.uncertainty[path]` when the document carries one. The basis
     is left to the "How sure" section that follows the summary: repeated on every headline number it
     tripled the summary's length."""
+    span = band_span(spec, path, unit)
+    return f" (band {span})" if span else ""
+
+
+def band_span(spec: SystemSpec, path: str, unit: str | None) -> str:
+    """'30.1 d to 35.2 d': the band of the value at `path`, formatted by its unit; '' when it has none."""
     bands = getattr(spec, "uncertainty", None)
     if isinstance(bands, BaseModel):
         bands = bands.model_dump()
@@ -129,7 +135,7 @@ def _band(spec: SystemSpec, path: str, unit: str | None) -> str:
         band = band.model_dump()
     if not isinstance(band, dict) or band.get("low") is None or band.get("high") is None:
         return ""
-    return f" (band {format_quantity(band['low'], unit)} to {format_quantity(band['high'], unit)})"
+    return f"{format_quantity(band['low'], unit)} to {format_quantity(band['high'], unit)}"
 
 
 @dataclass(frozen=True)

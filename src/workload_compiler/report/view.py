@@ -8,11 +8,11 @@ simulation section, storage with reliability) and the intake sections a person p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..spine.result import SystemSpec
 from .format import format_quantity, format_value
-from .summary import assumption_text, unit_at
+from .summary import assumption_text, band_span, unit_at
 
 
 @dataclass(frozen=True)
@@ -255,14 +255,22 @@ _KPIS = (("compute.accelerator_name", "accelerator"), ("compute.gpus", "GPUs"),
          ("facility.racks", "racks"))
 
 
-def kpis(spec: SystemSpec, limit: int = 7) -> list[tuple[str, str]]:
-    """(label, text) for the headline tiles: the first `limit` of _KPIS the result has."""
+class Kpi(NamedTuple):
+    """A headline tile: its label, its value, and the band of our held-out error ('' when none)."""
+
+    label: str
+    text: str
+    band: str = ""
+
+
+def kpis(spec: SystemSpec, limit: int = 7) -> list[Kpi]:
+    """The headline tiles: the first `limit` of _KPIS the result has, each with its band."""
     doc = spec.model_dump(mode="json")
-    out: list[tuple[str, str]] = []
+    out: list[Kpi] = []
     for path, label in _KPIS:
         found, value = _lookup(doc, path)
-        if found and value is not None and label not in (lbl for lbl, _ in out):
-            out.append((label, text_at(spec, path, value)))
+        if found and value is not None and label not in (k.label for k in out):
+            out.append(Kpi(label, text_at(spec, path, value), band_span(spec, path, unit_at(spec, path))))
     return out[:limit]
 
 
@@ -272,6 +280,6 @@ def assumption_rows(spec: SystemSpec) -> list[Row]:
                 source="assumed", note=a.why) for a in spec.assumptions]
 
 
-__all__ = ["LAYERS", "LAYER_KEYS", "LayerDef", "Panel", "Row", "alternative_rows", "assumption_rows",
+__all__ = ["LAYERS", "LAYER_KEYS", "Kpi", "LayerDef", "Panel", "Row", "alternative_rows", "assumption_rows",
            "detail_rows", "extra_sections", "kpis", "layer_of_section", "money", "panels", "text_at", "value_text",
            "verdict"]
