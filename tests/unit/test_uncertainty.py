@@ -160,3 +160,10 @@ def test_an_hpc_band_on_another_gpu_says_none_of_its_runs_was_validated() -> Non
     seen = u.error_range("hpc_time_per_step", "cfd_lbm", "h100-sxm")
     assert other is not None and seen is not None and other[:2] == seen[:2]
     assert "no mi300x run was validated" in other[2] and "was validated (runs on" not in seen[2]
+
+
+def test_a_count_below_a_node_is_banded_in_gpus() -> None:
+    """An HPC run on 2 GPUs of an 8-GPU node: rounding its band to whole nodes gave '8 to 8', a band
+    that does not hold the count; whole GPUs hold it."""
+    b = u.count_band(2, "hpc_time_per_step", "cfd_lbm", 8)
+    assert b.low is not None and b.high is not None and b.low <= 2 <= b.high < 8

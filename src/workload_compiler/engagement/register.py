@@ -74,7 +74,8 @@ def resource_scope(doc: dict[str, Any]) -> list[ScopeEntry]:
     system = get_path(doc, "compute.system")
     if gpus:
         out.append(ScopeEntry(resource=f"GPUs ({system})", layer="Compute", quantity=gpus, unit="count", exclusive=True,
-                              why=f"in {nodes:,.0f} nodes; a synchronous job cannot share its GPUs" if nodes else
+                              why=f"in {nodes:,.0f} node{'' if nodes == 1 else 's'}; a synchronous job cannot share "
+                              "its GPUs" if nodes else
                               "the sized GPUs"))
     domain = number(doc, "fabric.scale_up_domain.gpus") or number(doc, "compute.gpus_per_node")
     tiers = get_path(doc, "fabric.placement.tiers") or {}
@@ -85,8 +86,8 @@ def resource_scope(doc: dict[str, Any]) -> list[ScopeEntry]:
         out.append(ScopeEntry(resource=f"NVLink domains of {domain:.0f} GPUs", layer="Fabric",
                               quantity=math.ceil(gpus / domain), unit="count", exclusive=True, why=why))
     so = section_dict(doc, "fabric")
-    if so:
-        leaves = number(doc, "fabric.scale_out.leaf_switches") or 0
+    leaves = number(doc, "fabric.scale_out.leaf_switches") or 0
+    if so and leaves:     # one node has no compute-fabric switch to hold
         spines = number(doc, "fabric.scale_out.spine_switches") or 0
         cores = number(doc, "fabric.scale_out.core_switches") or 0
         out.append(ScopeEntry(resource="compute-fabric leaf switches", layer="Fabric", quantity=leaves, unit="count",

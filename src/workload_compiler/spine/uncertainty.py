@@ -153,10 +153,12 @@ def rate_band(value: float, section: str, kind: str, accelerator: str | None = N
 
 
 def count_band(value: float, section: str, kind: str, step: int, accelerator: str | None = None) -> Band:
-    """A GPU count sized for a rate: it scales as 1 / rate, rounded up to whole `step`s (nodes)."""
+    """A GPU count sized for a rate: it scales as 1 / rate, rounded up to whole `step`s (nodes) when
+    the count itself is whole nodes, else to whole GPUs (an HPC run on 2 GPUs of a node)."""
     b = _published_range(1.0, section, kind, "rate", accelerator)
     if b.low is None or b.high is None:
         return b
+    step = step if value % step == 0 else 1
     return Band(low=step * math.ceil(value / b.high / step), high=step * math.ceil(value / b.low / step),
                 basis=b.basis)
 
