@@ -284,6 +284,16 @@ def test_a_node_without_nics_cannot_span_nodes(tmp_path: Path) -> None:
                                 "serving": {"input_tokens": 1000, "output_tokens": 200, "request_rate": "5/s"},
                                 "compute": {"accelerator": "h100-sxm"}}, catalog=mine)
     assert serving.feasible     # replicas of one node each need no NIC between them
+    assert serving.fabric["scale_out"]["tiers"] == 0
+    # within one node nothing crosses a NIC: 4 GPUs run (an all-reduce once asked for the NICs anyway),
+    # and a target no node can meet is bound by the missing NIC, not a GPU cap nobody set
+    inside = {"kind": "hpc", "application": {"class": "cfd_fv"}, "problem": {"size": 1e7}, "steps": 1000,
+              "compute": {"accelerator": "h100-sxm", "gpus": 4}}
+    assert compile_workload(inside, catalog=mine).feasible
+    rushed = compile_workload({**inside, "target": {"time_to_solution": "1s"}, "compute": {"accelerator": "h100-sxm"}},
+                              catalog=mine)
+    assert rushed.feasible is False and rushed.binding_constraint == "fabric"
+    assert rushed.compute["gpus"] == 8 and "no scale-out NIC" in str(rushed.hpc["target_detail"])
 
 
 def test_switches_nics_and_superpod_tables(cat: Catalog) -> None:

@@ -209,8 +209,10 @@ def size_scale_out(
     """
     gpus = require_int("compute.gpus", gpus)
     gpus_per_node = require_int("compute.gpus_per_node", gpus_per_node)
-    nics = require_int("fabric.nics_per_node", nics_per_node)
-    nic_bits = require_positive("fabric.nic_bits_per_s", nic_bits_per_s)
+    nodes = math.ceil(gpus / gpus_per_node)
+    # one node talks to no other: a node without NICs (a user catalog's) is sized too
+    nics = require_int("fabric.nics_per_node", nics_per_node, minimum=0 if nodes == 1 else 1)
+    nic_bits = require_positive("fabric.nic_bits_per_s", nic_bits_per_s, allow_zero=nodes == 1)
     radix = require_int("fabric.switch_radix", switch_radix, minimum=2)
     port_bits = require_positive("fabric.switch_port_bits_per_s", switch_port_bits_per_s)
     technology = require_choice("fabric.technology", technology, TECHNOLOGIES)
@@ -222,15 +224,12 @@ def size_scale_out(
     node_tx = require_int("fabric.node_ports_per_transceiver", node_ports_per_transceiver)
     switch_tx = require_int("fabric.switch_ports_per_transceiver", switch_ports_per_transceiver)
 
-    nodes = math.ceil(gpus / gpus_per_node)
     su = nodes if su_nodes is None else require_int("fabric.su_nodes", su_nodes)
     sus = math.ceil(nodes / su)
     assumptions = _transceiver_assumptions(node_tx, switch_tx)
     if nodes * gpus_per_node != gpus:
         assumptions.append(assume(P + "nodes", nodes, f"{gpus} GPUs do not fill whole nodes of "
                                   f"{gpus_per_node}; rounded up"))
-    # A switch port faster than the NIC is split into NIC-speed ports; a slower one caps the link.
-    k = radix * (int(port_bits // nic_bits) if port_bits >= nic_bits else 1)
     link_bits = min(nic_bits, port_bits)
     if nodes == 1:
         # one node talks to no other: no compute fabric to build (its NICs stay for what they could carry)
@@ -242,6 +241,8 @@ def size_scale_out(
             link_bits_per_s=link_bits, oversubscription=1.0, max_endpoints_at_tiers=0, bisection_bytes_per_s=0.0,
             per_gpu_scale_out_bytes_per_s=nics * link_bits / 8 / gpus_per_node, assumptions=assumptions,
             formulas=dict(_FORMULAS))
+    # A switch port faster than the NIC is split into NIC-speed ports; a slower one caps the link.
+    k = radix * (int(port_bits // nic_bits) if port_bits >= nic_bits else 1)
     endpoints = nodes * nics
     built_node_ports = sus * su * nics
 

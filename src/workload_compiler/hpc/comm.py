@@ -172,10 +172,11 @@ def all_reduce_small_or_ring_s(e: Exchange, device: Device, gpus: int) -> float:
     k = min(gpus, device.scale_up_domain_gpus)
     domains = gpus / k
     b_up = _scale_up_bw(device, "all-reduce") if k > 1 else 1.0
-    doubling = (math.log2(k) * (NVLINK_LATENCY_S + e.bytes / b_up)
-                + math.log2(domains) * (NIC_LATENCY_S + e.bytes / _nic_bw(device)))
-    ring = float(all_reduce_s(e.bytes, k, b_up, NVLINK_LATENCY_S)
-                 + all_reduce_s(e.bytes / k, domains, _nic_bw(device), NIC_LATENCY_S))
+    doubling = math.log2(k) * (NVLINK_LATENCY_S + e.bytes / b_up)
+    ring = float(all_reduce_s(e.bytes, k, b_up, NVLINK_LATENCY_S))
+    if domains > 1:     # across scale-up domains: over the NICs (none inside one domain)
+        doubling += math.log2(domains) * (NIC_LATENCY_S + e.bytes / _nic_bw(device))
+        ring += float(all_reduce_s(e.bytes / k, domains, _nic_bw(device), NIC_LATENCY_S))
     return e.per_step * min(doubling, ring)
 
 

@@ -96,8 +96,15 @@ def _sized(w: HpcWorkload, catalog: Catalog, trace: Trace, cls: str, units: floa
         hi = 1
         warnings.append(f"{device.accelerator_id}: the catalog has no scale-up (GPU-to-GPU) bandwidth, so "
                         "only one GPU was considered; add it in a user catalog to scale out")
+    reach = max(device.gpus_per_node, device.scale_up_domain_gpus)
+    no_nic = device.scale_out_bandwidth_bytes_per_s <= 0 and (w.compute.gpus or 0) <= reach < hi
+    if no_nic:
+        hi = reach   # a node without NICs (a user catalog's): no count or table crosses it
     gpus, feasible, binding, detail, target_info = _choose_gpus(w, profile, device, units, io, g_mem, hi,
                                                                 step_target, trace)
+    if no_nic and binding in ("compute.max_gpus", "memory"):
+        binding, detail = "fabric", (f"{device.system_id} has no scale-out NIC: the run stays within one node "
+                                     f"of {reach} GPUs; {detail}")
     b = step_times(profile, device, units, gpus, io)
     t_step = float(b.total_s[0])
     nodes = math.ceil(gpus / device.gpus_per_node)
