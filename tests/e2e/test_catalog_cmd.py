@@ -80,3 +80,10 @@ def test_models_json_lists_every_preset_with_its_source(app: typer.Typer) -> Non
     assert [m["id"] for m in doc["models"]] == list_presets()
     assert all(m["source"] == preset_source(m["id"]) and m["source"] for m in doc["models"])
     assert set(doc) == {"schema_version", "models"}
+    # the figures a preset is picked by: DeepSeek-V3's 61 layers of hidden 7,168, 256 experts routed
+    # top-8 (its config.json), and a count in which the active parameters are a fraction of all
+    v3 = next(m for m in doc["models"] if m["id"] == "deepseek-v3")
+    assert (v3["layers"], v3["hidden_size"], v3["moe_experts"], v3["moe_top_k"]) == (61, 7168, 256, 8)
+    assert 0.04 < v3["active_params"] / v3["params"] < 0.07
+    dense = next(m for m in doc["models"] if m["id"] == "llama3-8b")
+    assert dense["moe_experts"] == 0 and dense["active_params"] == dense["params"]

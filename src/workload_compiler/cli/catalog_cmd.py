@@ -13,8 +13,10 @@ from typing import Annotated, Any
 import typer
 
 from ..arch import presets
+from ..arch.counts import param_counts
 from ..catalog.loader import Catalog, load_catalog
 from ..catalog.schema import Accelerator
+from ..report.format import format_quantity
 from ..report.layout import fitted
 from ..units import GIB
 from .common import out, user_errors
@@ -98,13 +100,24 @@ def _nics(cat: Catalog) -> Listing:
 
 
 def _presets(_: Catalog) -> Listing:
-    return "Model presets", ["id", "source"], [[r["id"], _short_source(r["source"], 90, first_part=False)]
-                                              for r in _models()]
+    header = ["id", "params", "active", "layers", "hidden", "experts", "source"]
+    rows = [[r["id"], format_quantity(r["params"], "count"), format_quantity(r["active_params"], "count"),
+             str(r["layers"]), f"{r['hidden_size']:,}",
+             f"{r['moe_experts']} top-{r['moe_top_k']}" if r["moe_experts"] else "—",
+             _short_source(str(r["source"]), 90, first_part=False)] for r in _models()]
+    return "Model presets", header, rows
 
 
-def _models() -> list[dict[str, str]]:
-    """The model presets (catalog/data/models/) with the source each cites."""
-    return [{"id": pid, "source": presets.preset_source(pid)} for pid in presets.list_presets()]
+def _models() -> list[dict[str, Any]]:
+    """The model presets (catalog/data/models/): the figures a user picks one by, and its source."""
+    out: list[dict[str, Any]] = []
+    for pid in presets.list_presets():
+        arch = presets.preset_arch(pid)
+        counts = param_counts(arch)
+        out.append({"id": pid, "params": counts.total, "active_params": counts.active, "layers": arch.layers,
+                    "hidden_size": arch.hidden_size, "moe_experts": arch.moe_experts or 0,
+                    "moe_top_k": arch.moe_top_k or 0, "source": presets.preset_source(pid)})
+    return out
 
 
 def _json(cat: Catalog, kinds: list[Kind]) -> dict[str, Any]:
