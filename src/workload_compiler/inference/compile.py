@@ -162,8 +162,10 @@ def _why_infeasible(result: SearchResult, req: Requirement, m: ServedModel,
     r, floors = result.rejected, result.floors
     if r["memory"] >= result.evaluated:
         caps = ", ".join(f"{a} ({format_bytes(d.hw.hbm_bytes)})" for a, d in devices.items())
+        within = (f"no replica of at most {req.gpu_cap:,} GPUs (the GPU cap)" if req.gpu_cap < 10**9
+                  else "no layout allowed")
         return "memory", (f"the weights ({format_bytes(m.weight_bytes)}) plus the KV cache of one "
-                          f"{req.traffic.reserve_tokens:g}-token request fit in no layout allowed on {caps}")
+                          f"{req.traffic.reserve_tokens:,.0f}-token request fit in {within} on {caps}")
     if req.tpot_target_s is not None and floors.get("tpot_s", 0.0) > req.tpot_target_s:
         return "tpot", (f"target {format_duration(req.tpot_target_s)} is below the hardware floor "
                         f"{format_duration(floors['tpot_s'])} (batch 1, the fastest layout that fits: one "
