@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -103,10 +105,15 @@ def test_narrow_terminal_keeps_every_record_and_number_whole(app: typer.Typer, c
     code, doc_text = _run(app, "--suite", suite, "--json", "--calibration", str(calibration))
     doc = json.loads(doc_text)
     heads = {line[2:].split("  ")[0]: line for line in lines if line.startswith("• ")}
+    # each entry's lines (its head to the next head), joined: a figure packed across lines reads whole
+    starts = [i for i, line in enumerate(lines) if line.startswith("• ")] + [len(lines)]
+    blocks = {lines[a][2:].split("  ")[0]: " ".join(x.strip() for x in lines[a:b])
+              for a, b in itertools.pairwise(starts)}
     for group in doc["groups"].values():
         for rec in group["records"]:
             assert rec["id"] in heads, rec["id"]
             assert heads[rec["id"]].endswith(f"{rec['error_pct']:+.1f}%")
-            assert rec["unit"] and f"{rec['unit']}" in text
+            unit = re.escape(rec["unit"])
+            assert re.search(rf"published \S+ {unit}(?: ·)? predicted \S+ {unit}", blocks[rec["id"]]), blocks[rec["id"]]
     assert "…" not in text
     assert f"Overall MAPE {doc['overall_mape']:.2f}%" in text

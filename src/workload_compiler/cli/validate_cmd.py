@@ -36,29 +36,30 @@ def _style(r: Row) -> str:
 _HEADER = ("record", "model", "GPUs", "layout", "published", "predicted", "unit", "error %", "MFU %")
 
 
-def _cells(r: Row) -> list[str]:
-    return [r.id, r.model, f"{r.gpus:,}", r.layout, _figure(r.published), _figure(r.predicted), r.unit,
-            f"{r.error * 100:+.1f}", "" if r.mfu is None else f"{r.mfu * 100:.1f}"]
+def _header(rows: list[Row]) -> tuple[str, ...]:
+    # a run that ran and the model says does not fit is a bug: a column of its own when there is one
+    return _HEADER + (("fits",) if any(not r.fits for r in rows) else ())
 
 
-def _fits(r: Row) -> str:
-    # a run that ran and the model says does not fit: a bug
-    return "yes" if r.fits else "[red]does not fit[/]"
+def _cells(r: Row, header: tuple[str, ...], styled: bool = False) -> list[str]:
+    error = f"{r.error * 100:+.1f}"
+    style = _style(r) if styled else ""
+    cells = [r.id, r.model, f"{r.gpus:,}", r.layout, _figure(r.published), _figure(r.predicted), r.unit,
+             f"[{style}]{error}[/]" if style else error, "" if r.mfu is None else f"{r.mfu * 100:.1f}"]
+    if "fits" in header:
+        cells.append("yes" if r.fits else ("[red]does not fit[/]" if styled else "does not fit"))
+    return cells
 
 
 def _group_table(rows: list[Row]) -> Table:
     """The group as one table, each cell on one line (when the terminal is wide enough)."""
+    header = _header(rows)
     t = Table(show_header=True, header_style="bold")
-    for col in _HEADER:
-        t.add_column(col, no_wrap=True, justify="left" if col in ("record", "model", "layout", "unit") else "right")
-    misfits = any(not r.fits for r in rows)
-    if misfits:
-        t.add_column("fits", no_wrap=True)
+    for col in header:
+        t.add_column(col, no_wrap=True, justify="right" if col in ("GPUs", "published", "predicted", "error %",
+                                                                   "MFU %") else "left")
     for r in rows:
-        cells = _cells(r)
-        style = _style(r)
-        cells[7] = f"[{style}]{cells[7]}[/]" if style else cells[7]
-        t.add_row(*cells, *([_fits(r)] if misfits else []))
+        t.add_row(*_cells(r, header, styled=True))
     return t
 
 
@@ -95,8 +96,8 @@ def _print(report: Report, quantity: str) -> None:
     for name, g in report.groups.items():
         console.print(f"[bold]{name}[/]: MAPE {g.mape:.1f}%, max {g.max_abs_error:.1f}% ({len(g.rows)} records)",
                   highlight=False)
-        cells = [_cells(r) for r in g.rows]
-        if natural_width(_HEADER, cells) <= width:
+        header = _header(g.rows)
+        if natural_width(header, [_cells(r, header) for r in g.rows]) <= width:
             console.print(_group_table(g.rows))
         else:
             console.print(Group(*_group_entries(g.rows, width)))

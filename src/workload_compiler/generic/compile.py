@@ -16,7 +16,7 @@ from typing import Any
 from ..catalog.loader import Catalog
 from ..errors import Infeasible, InputError
 from ..intake.generic import GenericWorkload
-from ..perf.collectives import group_all_reduce_s
+from ..perf.collectives import group_all_reduce_s, reach_without_nics
 from ..provenance import Trace
 from ..spine.infrastructure import layer_dict
 from ..storage.dataset import sample_demand
@@ -48,8 +48,8 @@ def _allreduce_s(w: GenericWorkload, r: GenericResolved, catalog: Catalog, gpus:
     if not r.training or gpus == 1 or w.model.params is None:
         return 0.0
     hw = catalog.hardware(r.accelerator.id, r.system.id)
-    reach = max(hw.gpus_per_node, hw.scale_up_domain_gpus)
-    if gpus > reach and hw.scale_out_bandwidth_bytes_per_s <= 0:
+    reach = reach_without_nics(hw)
+    if reach is not None and gpus > reach:
         raise Infeasible("fabric", f"{hw.system_id} has no scale-out NIC: the gradient all-reduce cannot span "
                                    f"more than the {reach} GPUs of one scale-up domain")
     size = w.model.params * GRADIENT_BYTES[r.precision]

@@ -327,6 +327,10 @@ def with_overrides(p: Profile, *, flops_per_unit_step: float | None = None,
     return p
 
 
+# The provenance of an HPC GPU count sized for its target: the uncertainty bands find such a count by it
+SIZED_FOR_TARGET = "fewest GPUs meeting the step-time target"
+
+
 def gpu_family(accelerator: str) -> str:
     """a100-sxm-40gb -> a100, mi250x-gcd -> mi250x: one GPU model, whatever the variant."""
     return accelerator.split("-")[0]

@@ -15,10 +15,11 @@ from ..catalog.loader import Catalog
 from ..errors import CatalogGap
 from ..intake.hpc import HpcWorkload
 from ..intake.limits import MAX_GPUS
+from ..perf.collectives import reach_without_nics
 from ..provenance import Trace
 from ..spine.gaps import binding_of
 from ..spine.result import NotSized
-from .classes import Profile
+from .classes import SIZED_FOR_TARGET, Profile
 from .comm import COMM_FORMULA
 from .device import Device
 from .host import HOST_FORMULA, host_sizing
@@ -96,9 +97,9 @@ def _sized(w: HpcWorkload, catalog: Catalog, trace: Trace, cls: str, units: floa
         hi = 1
         warnings.append(f"{device.accelerator_id}: the catalog has no scale-up (GPU-to-GPU) bandwidth, so "
                         "only one GPU was considered; add it in a user catalog to scale out")
-    reach = max(device.gpus_per_node, device.scale_up_domain_gpus)
-    no_nic = device.scale_out_bandwidth_bytes_per_s <= 0 and (w.compute.gpus or 0) <= reach < hi
-    if no_nic:
+    reach = reach_without_nics(device)
+    no_nic = reach is not None and (w.compute.gpus or 0) <= reach < hi
+    if no_nic and reach is not None:
         hi = reach   # a node without NICs (a user catalog's): no count or table crosses it
     gpus, feasible, binding, detail, target_info = _choose_gpus(w, profile, device, units, io, g_mem, hi,
                                                                 step_target, trace)
@@ -206,7 +207,7 @@ def _choose_gpus(w: HpcWorkload, p: Profile, d: Device, units: float, io: IoLoad
     res = gpus_for_step_target(p, d, units, step_target, g_mem, hi, io)
     _note(info, res)
     if res.gpus is not None:
-        g = trace.derived("compute.gpus", res.gpus, "fewest GPUs meeting the step-time target")
+        g = trace.derived("compute.gpus", res.gpus, SIZED_FOR_TARGET)
         return g, True, None, None, info
     g = trace.derived("compute.gpus", res.best_gpus, "where strong scaling saturates (target unreachable)")
     return g, False, res.binding, res.detail, info

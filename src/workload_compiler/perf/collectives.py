@@ -18,7 +18,7 @@ Every function takes NumPy arrays (or scalars) and returns arrays of the broadca
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -78,6 +78,26 @@ def scale_up_bw(hw: Hardware, collective: str = "all_reduce") -> float:
 # cross-domain term they still compute as an array is empty, and 0 bytes / 1 B/s keeps it zero where
 # 0 / 0 would be NaN.
 NO_NIC_BYTES_PER_S = 1.0
+
+
+class Node(Protocol):
+    """What a machine says of its reach (perf's Hardware, HPC's Device)."""
+
+    @property
+    def gpus_per_node(self) -> int: ...
+    @property
+    def scale_up_domain_gpus(self) -> int: ...
+    @property
+    def scale_out_bandwidth_bytes_per_s(self) -> float: ...
+
+
+def reach_without_nics(node: Node) -> int | None:
+    """The most GPUs one run spans on a node without a scale-out NIC (its node or scale-up domain,
+    whichever is larger); None when it has NICs and no such limit. The one rule the training, HPC
+    and generic searches apply to a user catalog's NIC-less node."""
+    if node.scale_out_bandwidth_bytes_per_s > 0:
+        return None
+    return max(node.gpus_per_node, node.scale_up_domain_gpus)
 
 
 def scale_out_bw(hw: Hardware, collective: str = "all_reduce") -> float:

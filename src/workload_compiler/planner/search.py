@@ -29,6 +29,7 @@ import numpy as np
 from ..arch.model import ModelArch
 from ..errors import InputError
 from ..intake.common import ParallelismIntake
+from ..perf.collectives import reach_without_nics
 from ..perf.layout import RECOMPUTE_NAMES, FloatArray, Hardware, IntArray, Layout, TrainingSetup
 from ..perf.memory import training_memory_bytes
 from ..perf.offload import fewest_layers_to_fit
@@ -274,8 +275,8 @@ def _search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int, pins
             top_k: int, memory_fn: MemoryFn, step_fn: StepFn, published_mfu: PublishedMfu | None,
             chunk_size: int, progress: Progress | None, memory_margin: float) -> PlanResult:
     t0 = time.perf_counter()
-    reach = max(hw.gpus_per_node, hw.scale_up_domain_gpus)
-    if gpus > reach and hw.scale_out_bandwidth_bytes_per_s <= 0:
+    reach = reach_without_nics(hw)
+    if reach is not None and gpus > reach:
         # a user catalog's node without NICs: nothing crosses its scale-up domain (every collective
         # there would divide by a zero bandwidth)
         return PlanResult(gpus=gpus, layouts=[], evaluated=0, feasible=0, rejected={}, seconds=0.0,

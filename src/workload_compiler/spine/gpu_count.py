@@ -156,12 +156,13 @@ def _largest_plannable(cap: int, hw: Hardware, plan: Callable[[int], PlanResult]
         return None
     node = hw.gpus_per_node
     ladder = gpu_ladder(node, max(node, hold), cap)
-    found = next((n for n in reversed(ladder) if plan(n).best is not None), None)
-    if found is None:
+    found, at_found = next(((n, best) for n in reversed(ladder) if (best := plan(n).best) is not None),
+                           (None, None))
+    if found is None or at_found is None:
         return None
-    above = min((n for n in gpu_ladder(node, found + 1, 2 * found + 2 * node)), default=cap + 1)
+    above = min(gpu_ladder(node, found + 1, 2 * found + 2 * node), default=cap + 1)   # the next ladder rung
     for n in reversed(finer_rungs(node, found, min(above, cap + 1))):
-        best, at_found = plan(n).best, plan(found).best
-        if best is not None and at_found is not None and best.tokens_per_s > at_found.tokens_per_s:
+        best = plan(n).best
+        if best is not None and best.tokens_per_s > at_found.tokens_per_s:
             return n
     return found

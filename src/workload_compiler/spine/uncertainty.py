@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..catalog.loader import package_yaml
-from ..hpc.classes import gpu_family
+from ..hpc.classes import SIZED_FOR_TARGET, gpu_family
 from .result import Band, SystemSpec
 
 TABLE = "uncertainty.yaml"
@@ -228,7 +228,7 @@ def _hpc_bands(spec: SystemSpec, gpu: str) -> dict[str, Band]:
            for key in ("time_per_step_s", "time_to_solution_s")
            if isinstance(value := _get(spec.hpc, key), (int, float))}
     chosen = spec.provenance.get("compute.gpus")
-    if chosen is not None and "target" in (chosen.formula or "") and spec.compute is not None:
+    if chosen is not None and chosen.formula == SIZED_FOR_TARGET and spec.compute is not None:
         node = int(_get(spec.compute, "gpus_per_node") or 1)
         out["compute.gpus"] = count_band(float(_get(spec.compute, "gpus")), section, kind, node, gpu)
     return out
