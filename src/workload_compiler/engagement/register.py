@@ -72,16 +72,18 @@ def resource_scope(doc: dict[str, Any]) -> list[ScopeEntry]:
     out: list[ScopeEntry] = []
     gpus, nodes = number(doc, "compute.gpus"), number(doc, "compute.nodes")
     system = get_path(doc, "compute.system")
+    serving = doc.get("kind") == "inference"
     if gpus:
+        holds = "a replica holds its GPUs while it serves" if serving else "a synchronous job cannot share its GPUs"
         out.append(ScopeEntry(resource=f"GPUs ({system})", layer="Compute", quantity=gpus, unit="count", exclusive=True,
-                              why=f"in {nodes:,.0f} node{'' if nodes == 1 else 's'}; a synchronous job cannot share "
-                              "its GPUs" if nodes else
+                              why=f"in {nodes:,.0f} node{'' if nodes == 1 else 's'}; {holds}" if nodes else
                               "the sized GPUs"))
     domain = number(doc, "fabric.scale_up_domain.gpus") or number(doc, "compute.gpus_per_node")
     tiers = get_path(doc, "fabric.placement.tiers") or {}
     if gpus and domain:
         on_nvlink = [k for k, v in tiers.items() if v == "scale-up"]
-        why = (f"{', '.join(on_nvlink).upper()} groups run inside them" if on_nvlink
+        why = ("each replica's tensor-parallel group runs inside one" if serving
+               else f"{', '.join(on_nvlink).upper()} groups run inside them" if on_nvlink
                else "the scale-up (NVLink) domain of each node is held with its GPUs")
         out.append(ScopeEntry(resource=f"NVLink domains of {domain:.0f} GPUs", layer="Fabric",
                               quantity=math.ceil(gpus / domain), unit="count", exclusive=True, why=why))
@@ -104,7 +106,12 @@ def resource_scope(doc: dict[str, Any]) -> list[ScopeEntry]:
     cap = number(doc, "storage.capacity_bytes")
     if cap:
         out.append(ScopeEntry(resource="storage capacity", layer="Storage", quantity=cap, unit="B", exclusive=True,
-                              why="the dataset and retained checkpoints belong to the job"))
+                              why="the served checkpoint and the versions kept beside it belong to the fleet"
+                              if serving else "the dataset and retained checkpoints belong to the job"))
+    load = number(doc, "storage.fleet_load_bytes_per_s")
+    if load:
+        out.append(ScopeEntry(resource="checkpoint load bandwidth", layer="Storage", quantity=load, unit="B/s",
+                              exclusive=False, why="bursty: while replicas start (all at once: a fleet restart)"))
     if read is not None:
         out.append(ScopeEntry(resource="storage read bandwidth", layer="Storage", quantity=read, unit="B/s",
                               exclusive=False, why="the job's steady read demand; the tier's remainder may be shared"))

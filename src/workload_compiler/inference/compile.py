@@ -1,5 +1,5 @@
 """compile_inference: an inference workload -> result sections (objective, compute, inference,
-search), every number's provenance in the trace. Pure: no file or terminal I/O.
+search, storage), every number's provenance in the trace. Pure: no file or terminal I/O.
 
 Infeasible is an answer: the sections come back with feasible = False and the binding
 constraint named (memory, TTFT or TPOT below the hardware floor, the GPU cap).
@@ -29,6 +29,7 @@ from .online import Traffic
 from .performance import STEP_PARTS, Device
 from .resolve import DEFAULT_CANDIDATES, PERCENTILES, ServingSettings, resolve_serving
 from .search import Candidate, Choice, Requirement, SearchResult, search
+from .storage_section import storage_section
 
 STEP_FORMULA = "inference step model (inference/performance.py) at the steady-state batch"
 QUEUE_FORMULA = "M/D/c slot wait + M/D/1 prefill wait + chunked prefill (inference/online.py)"
@@ -142,9 +143,11 @@ def compile_inference(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> d
             served = out["inference"]["request_rate_per_s"] * s.osl
             out["inference"].update(_cost(w, catalog, best.accelerator, best.gpus, served,
                                           best.output_tokens_per_s_per_gpu * best.active_gpus, trace))
-        return out
-    out["compute"] = _compute_section(best, devices, catalog, eng, s, trace)
-    out["inference"] = _inference_section(best, result, m, s, req, catalog, w, trace)
+    else:
+        out["compute"] = _compute_section(best, devices, catalog, eng, s, trace)
+        out["inference"] = _inference_section(best, result, m, s, req, catalog, w, trace)
+    out["storage"] = storage_section(w.storage, checkpoint_bytes=m.weight_bytes, compute=out["compute"],
+                                     inference=out["inference"], trace=trace)
     return out
 
 

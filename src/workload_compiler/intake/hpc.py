@@ -19,7 +19,7 @@ from ..units import Bytes, BytesPerSecond, Count, Seconds, parse_count, typed_as
 from . import limits as L
 from .common import ClusterCompute, Strict
 from .cost import CostIntake
-from .infrastructure import InfrastructureIntake
+from .infrastructure import InfrastructureIntake, reject_unread_storage
 from .limits import limited, text
 
 
@@ -134,6 +134,16 @@ class HpcWorkload(InfrastructureIntake):
     io: HpcIo = Field(default_factory=HpcIo)
     memory_per_unit_bytes: Bytes | None = limited(None, gt=0, le=L.MAX_PER_UNIT, why=L.PER_UNIT)
     cost: CostIntake | None = None
+
+    @model_validator(mode="after")
+    def _storage_under_io(self) -> HpcWorkload:
+        """An HPC run's scratch is sized from `io` (hpc/io.py); another `storage` key would be dropped unread."""
+        reject_unread_storage(self.storage, ("gpudirect_storage",),
+                              "not read for an HPC run: its scratch file system is sized from io "
+                              "(output_bytes_per_step, output_bytes_per_unit, output_every_n_steps, checkpoint_every, "
+                              "checkpoint_bytes_per_unit, scratch_write_bandwidth_per_node); of storage, only "
+                              "gpudirect_storage applies")
+        return self
 
     @model_validator(mode="after")
     def _steps_in_range(self) -> HpcWorkload:

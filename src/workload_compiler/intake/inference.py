@@ -31,8 +31,11 @@ from ..units import Bytes, Count, PerSecond, Seconds
 from . import limits as L
 from .common import ComputeIntake, ModelIntake, Strict
 from .cost import CostIntake
-from .infrastructure import InfrastructureIntake
+from .infrastructure import InfrastructureIntake, reject_unread_storage
 from .limits import limited, text
+
+# The storage keys a serving fleet reads (storage/serving.py); the others describe training data and writes.
+SERVING_STORAGE_KEYS = ("tier", "gpudirect_storage", "retained_checkpoints")
 
 # the weight formats of arch/weight_formats.py a served checkpoint can hold
 WeightsName = Literal["bf16", "fp16", "fp8", "fp8-block128", "mxfp8", "int8", "int4", "nvfp4", "mxfp4"]
@@ -180,3 +183,11 @@ class InferenceWorkload(InfrastructureIntake):
     serving: ServingIntake = Field(default_factory=ServingIntake)
     compute: ComputeIntake = Field(default_factory=ComputeIntake)
     cost: CostIntake | None = None
+
+    @model_validator(mode="after")
+    def _storage_it_reads(self) -> InferenceWorkload:
+        """Serving reads its checkpoint (storage/serving.py): no dataset, no checkpoint writes."""
+        reject_unread_storage(self.storage, SERVING_STORAGE_KEYS,
+                              "not read by a serving fleet, which only loads its model checkpoint; the serving "
+                              "storage keys: " + ", ".join(SERVING_STORAGE_KEYS))
+        return self

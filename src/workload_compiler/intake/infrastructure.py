@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ..errors import InputError, canonical_id, one_of
+from ..errors import InputError, Problem, canonical_id, one_of
 from ..units import BitsPerSecond, Bytes, BytesPerSecond, Count, Seconds, Watts
 from . import limits as L
 from .boundary import BoundaryIntake, OperationsIntake
@@ -56,6 +56,13 @@ class StorageIntake(Strict):
     dataset_samples: Count | None = limited(None, ge=1, le=L.MAX_UNITS, why=L.UNITS,
                                             description="images/videos: sample count")
     sample_size: Bytes | None = limited(None, gt=0, le=1e13, why="10 TB per sample")
+
+
+def reject_unread_storage(storage: StorageIntake, reads: tuple[str, ...], instead: str) -> None:
+    """A storage key the archetype does not read is an error, never silently dropped (every problem listed)."""
+    unread = [k for k in StorageIntake.model_fields if k in storage.model_fields_set and k not in reads]
+    if unread:
+        raise InputError.of([Problem("storage." + k, getattr(storage, k), instead) for k in unread])
 
 
 class ReliabilityIntake(Strict):

@@ -166,7 +166,14 @@ def problems_of(exc: ValidationError, model: type[BaseModel] | None = None, pref
     """One problem per field. `model` is the validated class (for key lists and bound reasons);
     `prefix` is prepended to every field (a section validated on its own)."""
     grouped: dict[str, list[tuple[Any, bool, type[BaseModel] | None, FieldInfo | None]]] = {}
+    own: list[Problem] = []
     for e in exc.errors():
+        raised = (e.get("ctx") or {}).get("error")
+        if isinstance(raised, InputError):
+            # a rule of ours inside a validator already names its fields by their dotted intake path
+            own += [p if not prefix or p.field.startswith(prefix + ".") else Problem(f"{prefix}.{p.field}", p.value,
+                                                                                   p.allowed) for p in raised.problems]
+            continue
         path, parent, info, tagged = _walk(model, tuple(e["loc"]))
         if prefix:
             path = prefix if path == "(intake)" else f"{prefix}.{path}"
@@ -190,7 +197,7 @@ def problems_of(exc: ValidationError, model: type[BaseModel] | None = None, pref
             else:
                 seen[path] = Problem(path, value, allowed)
         problems.extend(seen.values())
-    return problems
+    return own + problems
 
 
 def _union_key(path: str, e: Any) -> str:

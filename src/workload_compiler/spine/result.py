@@ -36,7 +36,14 @@ from . import sections_generic, sections_hpc, sections_inference
 from .doc import Doc as Doc
 from .sections_generic import GenericCompute, GenericObjective
 from .sections_hpc import HpcCompute, HpcLayer, HpcObjective, HpcStorage
-from .sections_inference import InferenceCompute, InferenceLayer, InferenceObjective, InferenceSearch, Open
+from .sections_inference import (
+    InferenceCompute,
+    InferenceLayer,
+    InferenceObjective,
+    InferenceSearch,
+    Open,
+    ServingStorage,
+)
 
 SCHEMA_VERSION = "1.0"
 
@@ -259,7 +266,7 @@ class SystemSpec(Doc):
     objective: ObjectiveLayer | InferenceObjective | HpcObjective | GenericObjective | None = None
     compute: ComputeLayer | InferenceCompute | HpcCompute | GenericCompute | NotSized | None = None
     fabric: FabricLayer | NotSized | None = None
-    storage: StorageLayer | HpcStorage | NotSized | None = None
+    storage: StorageLayer | HpcStorage | ServingStorage | NotSized | None = None
     reliability: ReliabilityLayer | NotSized | None = None
     bottleneck: BottleneckLayer | None = None
     software: SoftwareLayer | NotSized | None = None

@@ -229,8 +229,32 @@ class InferenceSearch(Open):
     alternatives: list[ServingChoice] | None = info("the next best configurations", default=None)
 
 
+class ServingStorage(Open):
+    """Layer 4 (inference): the served checkpoint on disk and how fast replicas load it cold (storage/serving.py)."""
+
+    checkpoint_bytes: float | None = quantity("B", "the served checkpoint: one replica's weights in the served "
+                                              "format", default=None, headline=True)
+    retained_checkpoints: int | None = quantity("count", "checkpoint versions kept on disk", default=None)
+    capacity_bytes: float | None = quantity("B", "storage capacity: retained versions / fill fraction", default=None,
+                                            headline=True)
+    tier: str | None = info("storage tier of the reference architecture: good | better | best", default=None,
+                            headline=True)
+    gds: bool | None = info("GPUDirect Storage", default=None)
+    node_load_bytes_per_s: float | None = quantity("B/s", "read bandwidth one node loads the checkpoint at",
+                                                   default=None)
+    node_load_binding: str | None = info("what limits a node's load: storage tier | host bounce path", default=None)
+    replica_load_s: float | None = quantity("s", "cold load of one replica's checkpoint", default=None, headline=True)
+    replica_load_s_by_tier: dict[str, float] | None = quantity("s", "cold load of one replica on each tier",
+                                                               default=None)
+    fleet_load_bytes_per_s: float | None = quantity("B/s", "read bandwidth when every replica loads at once",
+                                                    default=None)
+    fleet_load_s: float | None = quantity("s", "every replica loading at once (a fleet restart)", default=None,
+                                          headline=True)
+    fleet_load_binding: str | None = info("what limits the fleet's load: storage tier | nodes", default=None)
+
+
 SECTIONS: dict[str, Any] = {"objective": InferenceObjective, "compute": InferenceCompute,
-                            "inference": InferenceLayer, "search": InferenceSearch}
+                            "inference": InferenceLayer, "search": InferenceSearch, "storage": ServingStorage}
 
 __all__ = ["SECTIONS", "InferenceCompute", "InferenceLayer", "InferenceObjective", "InferenceSearch",
-           "ParetoPoint", "Pool", "ServingChoice"]
+           "ParetoPoint", "Pool", "ServingChoice", "ServingStorage"]
