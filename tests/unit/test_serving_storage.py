@@ -101,3 +101,16 @@ def test_an_hpc_storage_key_points_to_io() -> None:
     with pytest.raises(InputError) as err:
         compile_workload(hpc)
     assert err.value.field == "storage.tier" and "io (output_bytes_per_step" in str(err.value)
+
+
+def test_a_training_runs_reliability_keys_are_refused_for_serving_and_hpc_failure_rates_kept() -> None:
+    with pytest.raises(InputError) as err:
+        compile_workload({**LLAMA_8B, "reliability": {"restart_time": "10min", "failures_per_gpu_day": 0.001}})
+    assert [p.field for p in err.value.problems] == ["reliability.restart_time"]
+    hpc = {"kind": "hpc", "application": {"class": "molecular_dynamics"}, "problem": {"size": 1e6, "unit": "atoms"},
+           "steps": 1000}
+    with pytest.raises(InputError) as err:
+        compile_workload({**hpc, "reliability": {"checkpoint_interval": "1h"}})
+    assert err.value.field == "reliability.checkpoint_interval" and "io.checkpoint_every" in str(err.value)
+    spec = compile_workload({**hpc, "reliability": {"failures_per_gpu_day": 0.001}})
+    assert spec.feasible

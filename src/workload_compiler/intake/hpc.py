@@ -19,7 +19,7 @@ from ..units import Bytes, BytesPerSecond, Count, Seconds, parse_count, typed_as
 from . import limits as L
 from .common import ClusterCompute, Strict
 from .cost import CostIntake
-from .infrastructure import InfrastructureIntake, reject_unread_storage
+from .infrastructure import FAILURE_KEYS, InfrastructureIntake, reject_unread
 from .limits import limited, text
 
 
@@ -136,13 +136,16 @@ class HpcWorkload(InfrastructureIntake):
     cost: CostIntake | None = None
 
     @model_validator(mode="after")
-    def _storage_under_io(self) -> HpcWorkload:
-        """An HPC run's scratch is sized from `io` (hpc/io.py); another `storage` key would be dropped unread."""
-        reject_unread_storage(self.storage, ("gpudirect_storage",),
-                              "not read for an HPC run: its scratch file system is sized from io "
-                              "(output_bytes_per_step, output_bytes_per_unit, output_every_n_steps, checkpoint_every, "
-                              "checkpoint_bytes_per_unit, scratch_write_bandwidth_per_node); of storage, only "
-                              "gpudirect_storage applies")
+    def _io_under_io(self) -> HpcWorkload:
+        """An HPC run's scratch and checkpoints are sized from `io` (hpc/io.py); a `storage` or
+        `reliability` key for a training run's would be dropped unread."""
+        io_keys = ", ".join(HpcIo.model_fields)
+        reject_unread("storage", self.storage, ("gpudirect_storage",),
+                      f"not read for an HPC run: its scratch file system is sized from io ({io_keys}); of storage, "
+                      "only gpudirect_storage applies")
+        reject_unread("reliability", self.reliability, FAILURE_KEYS,
+                      f"not read for an HPC run: its checkpoints are io.checkpoint_every ({io_keys}); of "
+                      "reliability, only the failure rates apply: " + ", ".join(FAILURE_KEYS))
         return self
 
     @model_validator(mode="after")

@@ -31,7 +31,7 @@ from ..units import Bytes, Count, PerSecond, Seconds
 from . import limits as L
 from .common import ComputeIntake, ModelIntake, Strict
 from .cost import CostIntake
-from .infrastructure import InfrastructureIntake, reject_unread_storage
+from .infrastructure import FAILURE_KEYS, InfrastructureIntake, reject_unread
 from .limits import limited, text
 
 # The storage keys a serving fleet reads (storage/serving.py); the others describe training data and writes.
@@ -185,9 +185,13 @@ class InferenceWorkload(InfrastructureIntake):
     cost: CostIntake | None = None
 
     @model_validator(mode="after")
-    def _storage_it_reads(self) -> InferenceWorkload:
-        """Serving reads its checkpoint (storage/serving.py): no dataset, no checkpoint writes."""
-        reject_unread_storage(self.storage, SERVING_STORAGE_KEYS,
-                              "not read by a serving fleet, which only loads its model checkpoint; the serving "
-                              "storage keys: " + ", ".join(SERVING_STORAGE_KEYS))
+    def _keys_it_reads(self) -> InferenceWorkload:
+        """Serving loads its checkpoint (storage/serving.py): no dataset, no checkpoint writes, no
+        training restarts; a key for those would be dropped unread."""
+        reject_unread("storage", self.storage, SERVING_STORAGE_KEYS,
+                      "not read by a serving fleet, which only loads its model checkpoint; the serving storage keys: "
+                      + ", ".join(SERVING_STORAGE_KEYS))
+        reject_unread("reliability", self.reliability, FAILURE_KEYS,
+                      "a training run's restart and checkpoint cadence, not read for serving; the reliability keys "
+                      "of a serving fleet: " + ", ".join(FAILURE_KEYS))
         return self

@@ -58,11 +58,17 @@ class StorageIntake(Strict):
     sample_size: Bytes | None = limited(None, gt=0, le=1e13, why="10 TB per sample")
 
 
-def reject_unread_storage(storage: StorageIntake, reads: tuple[str, ...], instead: str) -> None:
-    """A storage key the archetype does not read is an error, never silently dropped (every problem listed)."""
-    unread = [k for k in StorageIntake.model_fields if k in storage.model_fields_set and k not in reads]
+def reject_unread(section: str, given: Strict, reads: tuple[str, ...], instead: str) -> None:
+    """A key of a shared section (`storage`, `reliability`) that the archetype does not read is an
+    error, never silently dropped; every such key is listed."""
+    unread = [k for k in type(given).model_fields if k in given.model_fields_set and k not in reads]
     if unread:
-        raise InputError.of([Problem("storage." + k, getattr(storage, k), instead) for k in unread])
+        raise InputError.of([Problem(f"{section}.{k}", getattr(given, k), instead) for k in unread])
+
+
+# The reliability keys every archetype reads (engagement/operations.py: failures, spares, RMAs); restarts
+# and checkpoint intervals belong to a training run's goodput (reliability.py).
+FAILURE_KEYS = ("failure_rate", "failures_per_gpu_day", "failures_per_node_day")
 
 
 class ReliabilityIntake(Strict):

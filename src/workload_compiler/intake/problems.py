@@ -169,8 +169,8 @@ def problems_of(exc: ValidationError, model: type[BaseModel] | None = None, pref
     own: list[Problem] = []
     for e in exc.errors():
         raised = (e.get("ctx") or {}).get("error")
-        if isinstance(raised, InputError):
-            # a rule of ours inside a validator already names its fields by their dotted intake path
+        if isinstance(raised, InputError) and not e["loc"]:
+            # a whole-intake rule of ours (a model validator at the root) names its fields by their dotted path
             own += [p if not prefix or p.field.startswith(prefix + ".") else Problem(f"{prefix}.{p.field}", p.value,
                                                                                    p.allowed) for p in raised.problems]
             continue
