@@ -141,3 +141,16 @@ def test_class_options_not_given_are_assumptions_with_their_default() -> None:
     _, trace = _compile(MD)
     cutoff = next(a for a in trace.assumptions if a.field == "hpc.application.cutoff_nm")
     assert cutoff.value == 1.2
+
+
+@pytest.mark.parametrize(("name", "solver_class"), [("Lattice-Boltzmann", "cfd_lbm"), ("MD", "molecular_dynamics"),
+                                                   ("HPL", "dense_linear_algebra"), ("finite volume", "cfd_fv")])
+def test_a_class_is_taken_by_the_name_people_use(name: str, solver_class: str) -> None:
+    w = parse_workload({"kind": "hpc", **MD, "application": {"class": name}})
+    assert w.application.solver_class == solver_class  # type: ignore[attr-defined]
+
+
+def test_a_class_no_one_uses_is_refused_with_the_classes() -> None:
+    with pytest.raises(InputError) as err:
+        parse_workload({"kind": "hpc", **MD, "application": {"class": "quantum_chemistry"}})
+    assert err.value.field == "application.class" and "cfd_lbm" in str(err.value)

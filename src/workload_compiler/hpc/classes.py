@@ -20,6 +20,12 @@ from .fitted import FITTED, HpcConstants
 SolverClass = Literal["cfd_lbm", "cfd_fv", "molecular_dynamics", "weather_climate", "fft_spectral",
                       "dense_linear_algebra"]
 SOLVER_CLASSES: tuple[str, ...] = get_args(SolverClass)
+# What people call the classes (lower case, '-' and ' ' read as '_'): the intake takes these too.
+CLASS_ALIASES: dict[str, str] = {
+    "lbm": "cfd_lbm", "lattice_boltzmann": "cfd_lbm", "fv": "cfd_fv", "finite_volume": "cfd_fv",
+    "md": "molecular_dynamics", "weather": "weather_climate", "climate": "weather_climate", "nwp": "weather_climate",
+    "fft": "fft_spectral", "spectral": "fft_spectral", "hpl": "dense_linear_algebra", "linpack": "dense_linear_algebra",
+    "dense_la": "dense_linear_algebra", "lu": "dense_linear_algebra"}
 HpcPrecision = Literal["fp64", "fp32", "fp16", "bf16", "mixed"]
 CommPattern = Literal["halo", "all_to_all", "all_reduce", "broadcast"]
 HaloTransport = Literal["gpu_direct", "host_staged"]   # halos GPU to GPU, or copied through host memory

@@ -11,10 +11,10 @@ import math
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..errors import InputError
-from ..hpc.classes import HaloTransport, HpcPrecision, SolverClass
+from ..hpc.classes import CLASS_ALIASES, HaloTransport, HpcPrecision, SolverClass
 from ..units import Bytes, BytesPerSecond, Count, Seconds, parse_count, typed_as_text, validated_by
 from . import limits as L
 from .common import ClusterCompute, Strict
@@ -46,7 +46,9 @@ CommPatternIntake = Literal["halo", "all_to_all", "all_reduce"]
 class HpcApplication(Strict):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    solver_class: SolverClass = Field(alias="class")
+    solver_class: SolverClass = Field(alias="class", description="cfd_lbm | cfd_fv | molecular_dynamics | "
+                                      "weather_climate | fft_spectral | dense_linear_algebra, or a common name of "
+                                      "one (lbm, lattice-boltzmann, md, fft, hpl, linpack, weather, ...)")
     code: str | None = text(description="the code, e.g. GROMACS (informational)")
     neighbors_per_atom: float | None = limited(None, ge=L.MIN_COUNT_SMALL, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL,
                                                description="MD: atoms inside the cut-off")
@@ -58,6 +60,15 @@ class HpcApplication(Strict):
                                  description="weather_climate: vertical levels")
     transforms_per_step: float | None = limited(None, ge=L.MIN_COUNT_SMALL, le=L.MAX_COUNT_SMALL, why=L.COUNT_SMALL,
                                                 description="fft_spectral: 3-D FFTs")
+
+    @field_validator("solver_class", mode="before")
+    @classmethod
+    def _class_by_any_name(cls, value: Any) -> Any:
+        """'Lattice-Boltzmann', 'MD', 'HPL': the class a common name means (hpc/classes.py CLASS_ALIASES)."""
+        if not isinstance(value, str):
+            return value
+        key = value.strip().lower().replace("-", "_").replace(" ", "_")
+        return CLASS_ALIASES.get(key, key)
 
 
 class HpcProblem(Strict):
