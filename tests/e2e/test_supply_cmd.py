@@ -142,3 +142,26 @@ def test_an_unreadable_offers_file_is_named_as_the_offers_file(tmp_path: Path) -
     for path in (bad, tmp_path / "missing.yaml"):
         r = runner.invoke(app, ["supply", str(REQ), "--offers", str(path)])
         assert r.exit_code == 2 and "--offers" in r.stderr and "Traceback" not in r.output
+
+
+def test_a_serving_fleet_is_sized_again_on_another_accelerator_within_the_offer(tmp_path: Path) -> None:
+    req = tmp_path / "serve.yaml"
+    req.write_text(yaml.safe_dump({
+        "kind": "inference", "model": {"preset": "llama3.1-8b"}, "compute": {"accelerator": "b200"},
+        "serving": {"input_tokens": 1000, "output_tokens": 500, "request_rate": "50/s", "weights": "fp8",
+                    "ttft": {"p99": "2s"}, "tpot": {"p99": "50ms"}}}))
+    offers = tmp_path / "offers.yaml"
+    offers.write_text(yaml.safe_dump({"offers": [{"id": "H", "system": "dgx-h100", "count": 16},
+                                                 {"id": "T", "system": "dgx-h100", "count": 1}]}))
+    code, doc = supply_json(req, offers)
+    assert code == 0
+    by = {o["id"]: o for o in doc["offers"]}
+    need = doc["requirement"]["gpus"]
+    h = by["H"]["substitution"]
+    # the same load on H100s: a count of its own, found by the search, within the 16 offered
+    assert h["feasible"] and h["accelerator"] == "h100-sxm" and need <= h["gpus"] <= 16
+    compute = next(c for c in by["H"]["layers"] if c["layer"] == "compute")
+    assert f"{h['gpus']} of its 16 GPUs" in compute["detail"]
+    # one H100 cannot carry it: a gap, with the search's reason
+    t = by["T"]["substitution"]
+    assert not t["feasible"] and by["T"]["verdict"] == "gap" and t["binding"]

@@ -127,13 +127,21 @@ def _judge(rules: SubstitutionRules | None, acc: str, vendor: str, time_change: 
 
 def _recompiled(offer: Offer, system: Any, req_doc: dict[str, Any], recompile: Recompile,
                 intake: dict[str, Any]) -> tuple[dict[str, Any] | None, int, str | None]:
-    """The requirement recompiled on the offer's hardware (None, count, why when it does not compile)."""
+    """The requirement recompiled on the offer's hardware (None, count, why when it does not compile).
+
+    A job runs on the count it was sized for (or all the offer has, when fewer), to compare its time.
+    A serving fleet whose size the intake did not pin is sized again for its load and latency
+    targets on the offer's accelerator, at most the offer's GPUs: another GPU serves the same load
+    with another count."""
     need = int(number(req_doc, "compute.gpus") or 0)
-    gpus = min(offer.count, need) if need else offer.count
-    pins: dict[str, Any] = {"compute.accelerator": system.accelerator, "compute.system": system.id,
-                            "compute.gpus": gpus}
     compute = intake.get("compute") or {}
-    if "max_gpus" in compute:
+    resized = req_doc.get("kind") == "inference" and compute.get("gpus") is None
+    gpus = offer.count if resized or not need else min(offer.count, need)
+    pins: dict[str, Any] = {"compute.accelerator": system.accelerator, "compute.system": system.id,
+                            "compute.gpus": None if resized else gpus}
+    if resized:
+        pins["compute.max_gpus"] = offer.count
+    elif "max_gpus" in compute:
         pins["compute.max_gpus"] = None
     if (compute.get("parallelism") or {}).get("dp") is not None:
         pins["compute.parallelism.dp"] = None
@@ -144,7 +152,7 @@ def _recompiled(offer: Offer, system: Any, req_doc: dict[str, Any], recompile: R
     doc = spec.model_dump(mode="json")
     if not doc.get("feasible", True):
         return doc, gpus, str(doc.get("binding_constraint"))
-    return doc, gpus, None
+    return doc, int(number(doc, "compute.gpus") or gpus), None
 
 
 def _cost(offer: Offer, gpus: int, time_s: float | None, service: bool) -> tuple[float | None, str | None]:
@@ -208,8 +216,11 @@ def check_offer(offer: Offer, req_doc: dict[str, Any], intake: dict[str, Any], r
                                  f"{sub.time_to_result_s / 86400:,.1f} d" if sub and sub.time_to_result_s else "")))
     elif not same:
         status = "substitution" if sub and sub.accepted is not False else "gap"
+        on = f"sized again on the offer: {sub.gpus} of its {offer.count} GPUs; " \
+            if sub and sub.feasible and sub.gpus != offer.count else ""
         layers.append(LayerCheck(layer="compute", status=status, required=required,
-                                 offered=f"{offer.count} x {acc.id} ({system.id})", detail=sub.rule if sub else ""))
+                                 offered=f"{offer.count} x {acc.id} ({system.id})",
+                                 detail=on + (sub.rule or "") if sub else ""))
     else:
         layers.append(LayerCheck(layer="compute", status="fits", required=f"{need} x {acc.id}",
                                  offered=f"{offer.count} x {acc.id}", detail="same accelerator and system"))
