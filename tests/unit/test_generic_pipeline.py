@@ -131,3 +131,21 @@ def test_per_sample_keys_are_not_read_as_rates_in_the_reports() -> None:
     flops = format_quantity(2.454e10, unit_of(GenericObjective, "flops_per_sample"))
     assert flops == "2.45e+10 FLOP"      # was "24.54 B/s"
     assert format_quantity(4032.0, unit_of(GenericCompute, "gpu_samples_per_s_per_gpu")) == "4,032/s"
+
+
+def test_a_lower_bound_under_the_target_leaves_the_target_open_and_over_it_misses() -> None:
+    from workload_compiler.spine.verdict import verdict
+    spec = compiled(IMAGE)   # the loader's CPU rate is still to be measured: 59.6 min is a lower bound
+    assert spec.objective is not None and spec.objective["meets_target"] is None
+    v = verdict(spec)
+    assert v.code == "target open" and "lower bound" in v.text and "CPU decode" in v.text
+    tight = intake(IMAGE)
+    tight["target"]["time_to_result"] = "30min"     # even the lower bound is over it: a miss, for sure
+    missed = compile_workload(tight)
+    assert missed.feasible and verdict(missed).code == "misses target"
+    known = intake(IMAGE)
+    known["sheet"]["fields"].pop("pipeline.decode_rate_per_core")
+    known["pipeline"]["decode_rate_per_core"] = "1000/s"       # measured: the time is the time
+    met = compile_workload(known)
+    assert met.objective is not None and met.objective["meets_target"] is True
+    assert verdict(met).code == "meets target"

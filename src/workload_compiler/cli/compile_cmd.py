@@ -64,7 +64,7 @@ def compile_command(
     else:
         from ..report.terminal import render
         render(spec, out.get(), detail=detail)
-    if v.code == "misses target":
+    if v.code in ("misses target", "target open"):
         err.print(f"warning: {v.text}", markup=False, highlight=False)
     if v.code == "infeasible" or (strict and v.code == "misses target"):
         raise typer.Exit(3)

@@ -43,6 +43,11 @@ HEADLINES: dict[str, list[tuple[str, str, str | None]]] = {
         ("time per step", "hpc.time_per_step_s", "objective.time_per_step_target_s"),
         ("time to solution", "hpc.time_to_solution_s", "objective.time_to_solution_target_s"),
         ("bound by", "hpc.bound", None), ("facility power", "facility.facility_power_w", None)],
+    "generic": [
+        ("GPUs", "compute.gpus", None), ("accelerator", "compute.accelerator_name", None),
+        ("time to result", "objective.time_to_result_s", "objective.time_to_result_target_s"),
+        ("samples/s", "pipeline.effective_samples_per_s", None), ("bound by", "compute.bottleneck", None),
+        ("IT power", "facility.it_power_w", None), ("facility power", "facility.facility_power_w", None)],
 }
 FALLBACK = [("time to train", "objective.time_to_train_s", "objective.time_to_train_target_s")]
 
@@ -160,6 +165,9 @@ def _number(spec: SystemSpec, label: str, path: str, target: str | None) -> tupl
             return _number(spec, label, "objective.time_to_train_s", target)
         return None
     text = inline(value, unit) if isinstance(value, BaseModel) else format_quantity(value, unit)
+    if path == "objective.time_to_result_s" and spec.pipeline is not None and \
+            spec.pipeline.time_to_result_is_lower_bound:   # a stage is left open (to measure)
+        text = "at least " + text
     text += _band(spec, path, unit)
     goal, goal_unit = lookup(spec, target) if target else (None, None)
     if goal is not None:

@@ -26,7 +26,8 @@ from .summary import Summary, summarize
 from .uncertainty_view import terminal_uncertainty
 
 _STYLE = {"given": "green", "assumed": "yellow", "derived": "cyan", "measured": "magenta"}
-_VERDICT_STYLE = {"meets target": "bold green", "feasible": "bold green", "misses target": "bold yellow",
+_VERDICT_STYLE = {"meets target": "bold green", "feasible": "bold green", "target open": "bold yellow",
+                  "misses target": "bold yellow",
                   "infeasible": "bold red"}
 SOURCE_WIDTH = 8     # "assumed", "measured"
 MAX_LABEL = 30
@@ -87,8 +88,8 @@ def _summary_panel(s: Summary, width: int) -> Panel:
     inner = width - 4
     body: list[Text] = []
     verdict = Text(s.verdict_code.upper(), style=_VERDICT_STYLE.get(s.verdict_code, "bold"))
-    head = s.verdict if s.verdict_code in ("infeasible", "feasible", "meets target") else "feasible, but a target " \
-                                                                                          "collides (below)"
+    head = s.verdict if s.verdict_code in ("infeasible", "feasible", "meets target", "target open") else \
+        "feasible, but a target collides (below)"
     rest = head.split(": ", 1)[1] if s.verdict_code == "infeasible" and ": " in head else (
         "" if s.verdict_code == "infeasible" else head)
     for i, line in enumerate(_wrap(rest, inner - len(s.verdict_code) - 3) or [""]):

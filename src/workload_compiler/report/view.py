@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..spine.result import SystemSpec
+from ..spine.verdict import verdict as spine_verdict
 from .format import format_quantity, format_value
 from .summary import assumption_text, band_span, unit_at
 
@@ -188,6 +189,9 @@ def verdict(spec: SystemSpec) -> tuple[str, str]:
         names = ", ".join(c.constraint for c in spec.collisions)
         n = len(spec.collisions)
         return "warn", f"Compiles, with {n} collision{'s' if n > 1 else ''}: {names}"
+    v = spine_verdict(spec)
+    if v.code == "target open":
+        return "warn", f"Compiles; {v.text.split('; ', 1)[1]}"
     return "ok", "Compiles: every pinned constraint is met"
 
 

@@ -262,7 +262,8 @@ class SystemSpec(Doc):
     name: str | None
     feasible: bool = True
     binding_constraint: str | None = None
-    verdict: str | None = info("meets target | feasible (no target) | misses target | infeasible", default=None)
+    verdict: str | None = info("meets target | feasible (no target) | target open (not known yet whether it is met) | "
+                                "misses target | infeasible", default=None)
     objective: ObjectiveLayer | InferenceObjective | HpcObjective | GenericObjective | None = None
     compute: ComputeLayer | InferenceCompute | HpcCompute | GenericCompute | NotSized | None = None
     fabric: FabricLayer | NotSized | None = None

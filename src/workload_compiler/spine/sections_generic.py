@@ -27,7 +27,9 @@ class GenericObjective(Open):
     total_flops: float | None = quantity("FLOP", "model FLOPs of the run", default=None)
     time_to_result_s: float | None = quantity("s", "time to process every sample", default=None, headline=True)
     time_to_result_target_s: float | None = quantity("s", "the target", default=None, headline=True)
-    meets_target: bool | None = info("the run meets its target", default=None, headline=True)
+    meets_target: bool | None = info("the run meets its target (null while the time is a lower bound under it)",
+                                     default=None, headline=True)
+    target_open: str | None = info("why meeting the target is not known yet", default=None)
 
 
 class GenericCompute(PlacedCompute):

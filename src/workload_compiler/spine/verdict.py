@@ -2,11 +2,13 @@
 
     meets target   feasible, and every target given is met
     feasible       feasible; no target was given to meet
+    target open    feasible, but whether a target is met is not known yet: the time is a lower bound
+                   until a stage left open (a CPU rate to measure) is known
     misses target  a configuration exists, but a target (deadline, GPU cap, hall power) collides
     infeasible     no configuration within the pins; the binding constraint is named
 
-`wkc compile` exits 0 for the first three (a missed target is printed as a warning on stderr and
-in the report's first line) and 3 for infeasible; `--strict` makes a missed target exit 3 too.
+`wkc compile` exits 0 for the first four (a missed or open target is printed as a warning on stderr
+and in the report's first line) and 3 for infeasible; `--strict` makes a missed target exit 3 too.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Literal, NamedTuple
 
 from .result import SystemSpec
 
-VerdictCode = Literal["meets target", "feasible", "misses target", "infeasible"]
+VerdictCode = Literal["meets target", "feasible", "target open", "misses target", "infeasible"]
 
 
 class Verdict(NamedTuple):
@@ -33,6 +35,9 @@ def verdict(spec: SystemSpec) -> Verdict:
                                                                            "the target is not met"))
     if meets is True:
         return Verdict("meets target", "feasible, meets its target")
+    open_why = spec.objective.get("target_open") if spec.objective is not None else None
+    if open_why:
+        return Verdict("target open", f"feasible; whether it meets its target is open: {open_why}")
     return Verdict("feasible", "feasible (no target given)")
 
 
