@@ -12,7 +12,8 @@ is optimistic for that machine:
     HBM bandwidth     datasheet x the BabelStream share the sizing used
 Where a rate was measured on the sized machine (`measured`, `wkc calibrate`), the sizing used it,
 so the target is that rate and its source says measured.
-    storage           the tier's aggregate and per-node read and the checkpoint write bandwidth
+    storage           the tier's aggregate and per-node read and the checkpoint write bandwidth; a
+                      serving fleet's checkpoint load per node
     HPL (HPC)         GPUs x min(gemm_fraction x FP64 matrix peak, FLOP/J x TDP) (hpc/roofline.py)
 """
 
@@ -223,6 +224,14 @@ def storage_targets(doc: dict[str, Any]) -> list[AcceptanceTarget]:
         out.append(AcceptanceTarget(
             test=test, tier=f"aggregate over {nodes} nodes", expected=value, unit="B/s", fraction_source=tier_source,
             sized_for=why, tool="fio / elbencho / IOR", command=f"large sequential I/O from all {nodes} nodes at once",
+            readiness_check="gpudirect_storage" if gds else None))
+    node_load = number(doc, "storage.node_load_bytes_per_s")
+    if node_load:   # a serving fleet: the cold load of its checkpoint (storage/serving.py)
+        out.append(AcceptanceTarget(
+            test="checkpoint load per node", tier="one node", expected=node_load, unit="B/s",
+            fraction_source=tier_source + (" or the host bounce path" if not gds else ""),
+            sized_for="one replica's cold load (storage.replica_load_s)", tool="fio / elbencho",
+            command="sequential read of the served checkpoint's files from one node, page cache dropped",
             readiness_check="gpudirect_storage" if gds else None))
     demand = number(doc, "storage.read_bytes_per_s")
     if demand:
