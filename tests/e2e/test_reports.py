@@ -57,7 +57,8 @@ def test_concise_report_leads_with_the_verdict_and_stays_short(path: Path) -> No
     spec = spec_of(path)
     text = terminal(spec, 80)
     first = "\n".join(text.splitlines()[1:4])   # the summary panel: the name (wrapped), then the verdict
-    assert any(word in first for word in ("MEETS TARGET", "FEASIBLE", "TARGET OPEN", "MISSES TARGET", "INFEASIBLE")), first
+    verdicts = ("MEETS TARGET", "FEASIBLE", "TARGET OPEN", "MISSES TARGET", "INFEASIBLE")
+    assert any(word in first for word in verdicts), first
     assert len(text.splitlines()) < len(terminal(spec, 80, detail=True).splitlines())
     assert len(text.splitlines()) <= 400   # the six layers ~150 lines, engagement sections 3 rows each
 
