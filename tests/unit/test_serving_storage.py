@@ -24,9 +24,9 @@ BASE = {"checkpoint_bytes": 70e9, "gds": False, "host_path_bytes_per_s": 50e9, "
 def test_one_replica_loads_at_its_nodes_single_node_read() -> None:
     s = serving_storage(replicas=1, gpus_per_replica=8, gpus=8, gpus_per_node=8, tier="good", **BASE)
     assert s.replica_load_s == pytest.approx(70e9 / 4e9)            # RA Table 6: Good, one node 4 GB/s
-    assert s.replica_load_s_by_tier["best"] == pytest.approx(70e9 / 40e9)
+    assert s.replica_load_by_tier_s["best"] == pytest.approx(70e9 / 40e9)
     assert s.capacity_bytes == pytest.approx(2 * 70e9 / 0.8)
-    assert (s.node_load_binding, s.fleet_load_binding) == ("storage tier", "storage tier")
+    assert (s.node_read_binding, s.fleet_read_binding) == ("storage tier", "storage tier")
 
 
 def test_a_replica_over_two_nodes_reads_with_both() -> None:
@@ -37,10 +37,10 @@ def test_a_replica_over_two_nodes_reads_with_both() -> None:
 def test_the_fleet_shares_the_tier_aggregate_never_below_one_nodes_read() -> None:
     small = serving_storage(replicas=4, gpus_per_replica=8, gpus=32, gpus_per_node=8, tier="good", **BASE)
     # 32/256 of an SU's 15 GB/s is 1.9 GB/s: below what the tier gives one node, so one node's 4 GB/s
-    assert small.fleet_load_bytes_per_s == pytest.approx(4e9)
+    assert small.fleet_read_bytes_per_s == pytest.approx(4e9)
     assert small.fleet_load_s == pytest.approx(4 * 70e9 / 4e9)
     su = serving_storage(replicas=32, gpus_per_replica=8, gpus=256, gpus_per_node=8, tier="good", **BASE)
-    assert su.fleet_load_bytes_per_s == pytest.approx(15e9)             # RA Table 6: Good, one SU
+    assert su.fleet_read_bytes_per_s == pytest.approx(15e9)             # RA Table 6: Good, one SU
     assert su.fleet_load_s == pytest.approx(32 * 70e9 / 15e9)
 
 
@@ -48,9 +48,9 @@ def test_without_gpudirect_storage_the_host_path_can_bind() -> None:
     # 16 GPUs a node on the Best tier: 40 GB/s x 16/8 = 80 GB/s from storage, 50 GB/s through host memory
     kw = {**BASE, "replicas": 1, "gpus_per_replica": 16, "gpus": 16, "gpus_per_node": 16, "tier": "best"}
     bounce = serving_storage(**kw)
-    assert (bounce.node_load_bytes_per_s, bounce.node_load_binding) == (50e9, "host bounce path")
+    assert (bounce.node_read_bytes_per_s, bounce.node_read_binding) == (50e9, "host bounce path")
     direct = serving_storage(**{**kw, "gds": True})
-    assert (direct.node_load_bytes_per_s, direct.node_load_binding) == (80e9, "storage tier")
+    assert (direct.node_read_bytes_per_s, direct.node_read_binding) == (80e9, "storage tier")
 
 
 @pytest.mark.parametrize(("key", "value"), [("tier", "fastest"), ("fill_fraction", 1.5), ("replicas", 0)])
@@ -84,7 +84,7 @@ def test_the_tier_and_retained_versions_the_user_gives_are_used() -> None:
     assert isinstance(spec.storage, ServingStorage)
     assert spec.storage.tier == "best" and spec.provenance["storage.tier"].source == "given"
     assert spec.storage.capacity_bytes == pytest.approx(5 * spec.storage.checkpoint_bytes / 0.8)
-    assert spec.storage.replica_load_s == pytest.approx(spec.storage.replica_load_s_by_tier["best"])
+    assert spec.storage.replica_load_s == pytest.approx(spec.storage.replica_load_by_tier_s["best"])
 
 
 def test_training_storage_keys_in_a_serving_intake_are_refused_each_named() -> None:

@@ -225,7 +225,7 @@ def storage_targets(doc: dict[str, Any]) -> list[AcceptanceTarget]:
             test=test, tier=f"aggregate over {nodes} nodes", expected=value, unit="B/s", fraction_source=tier_source,
             sized_for=why, tool="fio / elbencho / IOR", command=f"large sequential I/O from all {nodes} nodes at once",
             readiness_check="gpudirect_storage" if gds else None))
-    node_load = number(doc, "storage.node_load_bytes_per_s")
+    node_load = number(doc, "storage.node_read_bytes_per_s")
     if node_load:   # a serving fleet: the cold load of its checkpoint (storage/serving.py)
         out.append(AcceptanceTarget(
             test="checkpoint load per node", tier="one node", expected=node_load, unit="B/s",

@@ -108,7 +108,7 @@ def resource_scope(doc: dict[str, Any]) -> list[ScopeEntry]:
         out.append(ScopeEntry(resource="storage capacity", layer="Storage", quantity=cap, unit="B", exclusive=True,
                               why="the served checkpoint and the versions kept beside it belong to the fleet"
                               if serving else "the dataset and retained checkpoints belong to the job"))
-    load = number(doc, "storage.fleet_load_bytes_per_s")
+    load = number(doc, "storage.fleet_read_bytes_per_s")
     if load:
         out.append(ScopeEntry(resource="checkpoint load bandwidth", layer="Storage", quantity=load, unit="B/s",
                               exclusive=False, why="bursty: while replicas start (all at once: a fleet restart)"))

@@ -240,17 +240,17 @@ class ServingStorage(Open):
     tier: str | None = info("storage tier of the reference architecture: good | better | best", default=None,
                             headline=True)
     gds: bool | None = info("GPUDirect Storage", default=None)
-    node_load_bytes_per_s: float | None = quantity("B/s", "read bandwidth one node loads the checkpoint at",
+    node_read_bytes_per_s: float | None = quantity("B/s", "read bandwidth one node loads the checkpoint at",
                                                    default=None)
-    node_load_binding: str | None = info("what limits a node's load: storage tier | host bounce path", default=None)
+    node_read_binding: str | None = info("what limits a node's load: storage tier | host bounce path", default=None)
     replica_load_s: float | None = quantity("s", "cold load of one replica's checkpoint", default=None, headline=True)
-    replica_load_s_by_tier: dict[str, float] | None = quantity("s", "cold load of one replica on each tier",
+    replica_load_by_tier_s: dict[str, float] | None = quantity("s", "cold load of one replica on each tier",
                                                                default=None)
-    fleet_load_bytes_per_s: float | None = quantity("B/s", "read bandwidth when every replica loads at once",
+    fleet_read_bytes_per_s: float | None = quantity("B/s", "read bandwidth when every replica loads at once",
                                                     default=None)
     fleet_load_s: float | None = quantity("s", "every replica loading at once (a fleet restart)", default=None,
                                           headline=True)
-    fleet_load_binding: str | None = info("what limits the fleet's load: storage tier | nodes", default=None)
+    fleet_read_binding: str | None = info("what limits the fleet's load: storage tier | nodes", default=None)
 
 
 SECTIONS: dict[str, Any] = {"objective": InferenceObjective, "compute": InferenceCompute,

@@ -37,13 +37,13 @@ class ServingStorage:
     retained_checkpoints: int
     capacity_bytes: float
     tier: str
-    node_load_bytes_per_s: float
-    node_load_binding: str          # "storage tier" | "host bounce path"
+    node_read_bytes_per_s: float
+    node_read_binding: str          # "storage tier" | "host bounce path"
     replica_load_s: float
-    fleet_load_bytes_per_s: float
+    fleet_read_bytes_per_s: float
     fleet_load_s: float
-    fleet_load_binding: str         # "storage tier" | "nodes"
-    replica_load_s_by_tier: dict[str, float]
+    fleet_read_binding: str         # "storage tier" | "nodes"
+    replica_load_by_tier_s: dict[str, float]
 
 
 def _node_load(tier: str, gpus: int, gpus_per_node: int, gds: bool, host_path_bytes_per_s: float) -> tuple[float, str]:
@@ -83,9 +83,9 @@ def serving_storage(*, checkpoint_bytes: float, replicas: int, gpus_per_replica:
         else (nodes * node_load, "nodes")
     return ServingStorage(
         checkpoint_bytes=size, retained_checkpoints=kept, capacity_bytes=kept * size / fill, tier=tier,
-        node_load_bytes_per_s=node_load, node_load_binding=node_binding, replica_load_s=replica_load(tier),
-        fleet_load_bytes_per_s=fleet_bw, fleet_load_s=n_replicas * size / fleet_bw,
-        fleet_load_binding=fleet_binding, replica_load_s_by_tier={name: replica_load(name) for name in TIER_ORDER})
+        node_read_bytes_per_s=node_load, node_read_binding=node_binding, replica_load_s=replica_load(tier),
+        fleet_read_bytes_per_s=fleet_bw, fleet_load_s=n_replicas * size / fleet_bw,
+        fleet_read_binding=fleet_binding, replica_load_by_tier_s={name: replica_load(name) for name in TIER_ORDER})
 
 
 __all__ = ["ServingStorage", "serving_storage"]
