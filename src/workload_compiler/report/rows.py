@@ -9,6 +9,8 @@ holding line breaks. Nothing is computed here: every number comes from the docum
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +24,29 @@ from .format import format_quantity
 # Key endings a label drops when the field's declared unit is shown with the value anyway.
 _UNIT_ENDINGS = {"s": ("_s",), "B": ("_bytes",), "W": ("_w",), "B/s": ("_bytes_per_s",), "bit/s": ("_bits_per_s",),
                  "m2": ("_m2",), "L/min": ("_l_per_min",), "m3/s": ("_m3_per_s",), "K": ("_k",)}
+# What an ending says when a sibling key ends the same way (checkpoint_write_s, checkpoint_write_bytes_per_s):
+# 'checkpoint write time' and 'checkpoint write rate' instead of 'checkpoint write' twice.
+_ENDING_WORDS = {"_s": "time", "_bytes": "size", "_w": "power", "_bytes_per_s": "rate", "_bits_per_s": "rate",
+                 "_m2": "area", "_l_per_min": "flow", "_m3_per_s": "flow", "_k": "temperature"}
 MAX_LIST_LINES = 24    # longer lists are cut in the report (the JSON holds all of them)
+
+
+def _unit_ending(label: str, unit: str | None) -> str | None:
+    """The unit ending a label may drop ('_s' of 'checkpoint_interval_s' in s), keeping two words at least."""
+    for ending in _UNIT_ENDINGS.get(unit or "", ()):
+        if label.endswith(ending) and "_" in label[: -len(ending)]:
+            return ending
+    return None
+
+
+@functools.cache
+def clashing_fields(cls: type[BaseModel]) -> frozenset[str]:
+    """The fields of a section whose labels would read alike once their unit endings are dropped."""
+    seen: dict[str, list[str]] = {}
+    for name in cls.model_fields:
+        ending = _unit_ending(name, unit_of(cls, name))
+        seen.setdefault(name[: -len(ending)] if ending else name, []).append(name)
+    return frozenset(n for names in seen.values() if len(names) > 1 for n in names)
 
 
 @dataclass(frozen=True)
@@ -36,16 +60,17 @@ class Row:
     lines: list[str] = field(default_factory=list)  # bullets below the row (lists of models or text)
     provenance: Provenance | None = None
     unit: str | None = None                       # the unit the field declares
+    clash: bool = False                           # a sibling's label reads alike without its unit ending
 
     @property
     def words(self) -> str:
         """The label for people: the key in words, less the unit ending the value already shows
-        ('checkpoint_interval_s' -> 'checkpoint interval'; keys stay the contract in JSON)."""
+        ('checkpoint_interval_s' -> 'checkpoint interval'; keys stay the contract in JSON), or with
+        the ending in a word where a sibling would read alike ('checkpoint write time' / '... rate')."""
         label = self.label
-        for ending in _UNIT_ENDINGS.get(self.unit or "", ()):
-            if label.endswith(ending) and "_" in label[: -len(ending)]:   # keep two words at least
-                label = label[: -len(ending)]
-                break
+        ending = _unit_ending(label, self.unit)
+        if ending:
+            label = label[: -len(ending)] + (f"_{_ENDING_WORDS[ending]}" if self.clash else "")
         return label.replace("_", " ")
 
     @property
@@ -103,6 +128,13 @@ def _numeric(d: dict[str, Any]) -> bool:
 def rows(value: Any, path: str, provenance: dict[str, Provenance], *, depth: int = 0,
          unit: str | None = None) -> Iterator[Row]:
     """The rows of one section (a model, or a mapping of numbers or sections)."""
+    clashes = {f"{path}.{n}" for n in clashing_fields(type(value))} if isinstance(value, BaseModel) else set()
+    for row in _rows(value, path, provenance, depth=depth, unit=unit):
+        yield dataclasses.replace(row, clash=True) if row.path in clashes else row
+
+
+def _rows(value: Any, path: str, provenance: dict[str, Provenance], *, depth: int = 0,
+          unit: str | None = None) -> Iterator[Row]:
     items: Iterator[tuple[str, Any, str | None, bool]]
     if isinstance(value, BaseModel):
         items = _fields(value)
