@@ -258,8 +258,11 @@ def plan_command(
     with user_errors(), search_cache_off(no_cache):
         workload = load_workload(file)
         if not isinstance(workload, TrainingWorkload):
-            raise InputError("kind", getattr(workload, "kind", None),
-                             "training (wkc plan plans training layouts)")
+            kind = getattr(workload, "kind", None)
+            elsewhere = {"inference": "; a serving intake's layouts are ranked by `wkc compile` (its inference "
+                                      "section's Pareto front, --detail)",
+                         "hpc": "; an HPC run's GPU counts are tabled by `wkc compile` (hpc.scaling, --detail)"}
+            raise InputError("kind", kind, "training (wkc plan plans training layouts)" + elsewhere.get(str(kind), ""))
         try:
             doc = _plan(workload, top)
         except InfeasibleError as exc:
