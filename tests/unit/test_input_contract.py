@@ -309,3 +309,8 @@ def test_a_rate_or_a_duration_as_the_reports_write_it_reads_back(unit: str, valu
     text = format_quantity(value, unit)
     back = parse_rate(text) if unit == "requests/s" else parse_duration(text)
     assert back == pytest.approx(value, rel=0.02), text
+
+
+def test_a_bare_value_where_a_mapping_goes_is_shown_in_the_mappings_shape() -> None:
+    e = error_of({"kind": "inference", "model": {"preset": "llama3-8b"}, "serving": {"ttft": "2s"}})
+    assert e.field == "serving.ttft" and "(e.g. ttft: {p50: 2s})" in e.allowed

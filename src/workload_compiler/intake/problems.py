@@ -127,7 +127,14 @@ def _allowed(e: Any, parent: type[BaseModel] | None, info: FieldInfo | None, pat
         return f"{_BOUND[kind]} {_number(ctx.get(_BOUND_KEY[kind]))}" + (f" ({reason})" if reason else "")
     if kind in ("model_type", "model_attributes_type"):
         sub = submodel(info.annotation) if info is not None else None
-        return f"a mapping with keys: {', '.join(_keys(sub))}" if sub else "a mapping of keys to values"
+        if not sub:
+            return "a mapping of keys to values"
+        keys, given = _keys(sub), e.get("input")
+        # a bare value where a mapping goes (`ttft: 2s`): show it in the mapping's shape
+        value = given if isinstance(given, str) and 0 < len(given) <= 24 and given.isprintable() else shown(given)
+        example = f" (e.g. {path.rpartition('.')[2]}: {{{keys[0]}: {value}}})" \
+            if keys and isinstance(given, str | int | float) and not isinstance(given, bool) else ""
+        return f"a mapping with keys: {', '.join(keys)}{example}"
     if kind in ("value_error", "assertion_error"):
         error = ctx.get("error")
         if isinstance(error, InputError):
