@@ -85,32 +85,3 @@ def test_the_tier_and_retained_versions_the_user_gives_are_used() -> None:
     assert spec.storage.tier == "best" and spec.provenance["storage.tier"].source == "given"
     assert spec.storage.capacity_bytes == pytest.approx(5 * spec.storage.checkpoint_bytes / 0.8)
     assert spec.storage.replica_load_s == pytest.approx(spec.storage.replica_load_by_tier_s["best"])
-
-
-def test_training_storage_keys_in_a_serving_intake_are_refused_each_named() -> None:
-    with pytest.raises(InputError) as err:
-        compile_workload({**LLAMA_8B, "storage": {"dataset_tokens": "1T", "checkpoint_mode": "async"}})
-    fields = [p.field for p in err.value.problems]
-    assert fields == ["storage.checkpoint_mode", "storage.dataset_tokens"]
-    assert "only loads its model checkpoint" in str(err.value)
-
-
-def test_an_hpc_storage_key_points_to_io() -> None:
-    hpc = {"kind": "hpc", "application": {"class": "molecular_dynamics"}, "problem": {"size": 1e6, "unit": "atoms"},
-           "steps": 1000, "storage": {"tier": "best"}}
-    with pytest.raises(InputError) as err:
-        compile_workload(hpc)
-    assert err.value.field == "storage.tier" and "io (output_bytes_per_step" in str(err.value)
-
-
-def test_a_training_runs_reliability_keys_are_refused_for_serving_and_hpc_failure_rates_kept() -> None:
-    with pytest.raises(InputError) as err:
-        compile_workload({**LLAMA_8B, "reliability": {"restart_time": "10min", "failures_per_gpu_day": 0.001}})
-    assert [p.field for p in err.value.problems] == ["reliability.restart_time"]
-    hpc = {"kind": "hpc", "application": {"class": "molecular_dynamics"}, "problem": {"size": 1e6, "unit": "atoms"},
-           "steps": 1000}
-    with pytest.raises(InputError) as err:
-        compile_workload({**hpc, "reliability": {"checkpoint_interval": "1h"}})
-    assert err.value.field == "reliability.checkpoint_interval" and "io.checkpoint_every" in str(err.value)
-    spec = compile_workload({**hpc, "reliability": {"failures_per_gpu_day": 0.001}})
-    assert spec.feasible

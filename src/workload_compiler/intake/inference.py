@@ -36,6 +36,8 @@ from .limits import limited, text
 
 # The storage keys a serving fleet reads (storage/serving.py); the others describe training data and writes.
 SERVING_STORAGE_KEYS = ("tier", "gpudirect_storage", "retained_checkpoints")
+# The layout keys the serving search reads (inference/search.py); the rest describe a training step.
+SERVING_LAYOUT_KEYS = ("tp", "pp", "ep")
 
 # the weight formats of arch/weight_formats.py a served checkpoint can hold
 WeightsName = Literal["bf16", "fp16", "fp8", "fp8-block128", "mxfp8", "int8", "int4", "nvfp4", "mxfp4"]
@@ -194,4 +196,8 @@ class InferenceWorkload(InfrastructureIntake):
         reject_unread("reliability", self.reliability, FAILURE_KEYS,
                       "a training run's restart and checkpoint cadence, not read for serving; the reliability keys "
                       "of a serving fleet: " + ", ".join(FAILURE_KEYS))
+        reject_unread("compute.parallelism", self.compute.parallelism, SERVING_LAYOUT_KEYS,
+                      "a training layout's, not read for serving: a replica's layout is tp, pp and ep; the replica "
+                      "count follows from the load (bound it with compute.gpus, compute.max_gpus or "
+                      "serving.max_replicas)")
         return self
