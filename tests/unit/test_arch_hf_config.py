@@ -125,3 +125,11 @@ def test_missing_file_and_malformed_json_are_input_errors(tmp_path: Path) -> Non
     bad.write_text("[1, 2]")
     with pytest.raises(InputError, match="JSON object"):
         load_hf_config(bad)
+
+
+def test_a_config_without_its_name_is_named_after_where_it_lies() -> None:
+    from workload_compiler.arch.hf_config import _name_of_file
+    assert _name_of_file("/models/gpt-oss-120b.json") == "gpt-oss-120b"
+    assert _name_of_file("/models/Llama-3.1-8B/config.json") == "Llama-3.1-8B"
+    # the Hugging Face cache: models--{org}--{name}/snapshots/{commit}/config.json
+    assert _name_of_file("/hf/models--openai--gpt-oss-120b/snapshots/b5c939de/config.json") == "openai/gpt-oss-120b"

@@ -215,7 +215,7 @@ def arch_from_hf_dict(cfg: Mapping[str, Any], origin: str = "config.json") -> Mo
     head_dim = r.int_("head_dim", 0) or _head_dim(hidden, heads, r)
     ffn_default = 4 * hidden if family.mlp == "gelu" else None
     values: dict[str, Any] = {
-        "name": str(cfg.get("_name_or_path") or origin), "layers": layers, "hidden_size": hidden,
+        "name": str(cfg.get("_name_or_path") or _name_of_file(origin)), "layers": layers, "hidden_size": hidden,
         "attention_heads": heads, "kv_heads": r.int_("kv_heads", heads), "head_dim": head_dim,
         "ffn_hidden_size": r.int_("ffn_hidden_size", ffn_default), "vocab_size": vocab,
         "mlp": _mlp(family, r), "source": f"{arch_name} config.json ({origin})",
@@ -266,6 +266,19 @@ def _head_dim(hidden: int, heads: int, r: ConfigReader) -> int:
         raise InputError(FIELD, r.origin, f"config.json lacks 'head_dim' and hidden_size {hidden} "
                          f"is not divisible by num_attention_heads {heads}")
     return hidden // heads
+
+
+def _name_of_file(origin: str) -> str:
+    """A model's name from where its config.json lies: 'gpt-oss-120b.json' -> 'gpt-oss-120b',
+    '.../Llama-3.1-8B/config.json' -> 'Llama-3.1-8B', the Hugging Face cache's
+    '.../models--openai--gpt-oss-120b/snapshots/<commit>/config.json' -> 'openai/gpt-oss-120b'."""
+    p = Path(origin)
+    if p.stem != "config":
+        return p.stem or origin
+    parent = p.parent
+    if parent.parent.name == "snapshots" and parent.parent.parent.name.startswith("models--"):
+        return parent.parent.parent.name.removeprefix("models--").replace("--", "/")
+    return parent.name or origin
 
 
 def load_hf_config(path: str | Path) -> ModelArch:
