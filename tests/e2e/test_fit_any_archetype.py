@@ -61,3 +61,15 @@ def test_a_hall_in_an_hpc_intake_without_target_solves_fastest() -> None:
     assert hall.compute["gpus"] >= alone.compute["gpus"]
     assert (hall.hpc or {})["time_to_solution_s"] <= (alone.hpc or {})["time_to_solution_s"]
     assert (hall.facility or {})["facility_power_w"] <= 300e3 * 1.001
+
+
+def test_a_given_load_says_what_share_of_the_hall_it_takes(tmp_path: Path) -> None:
+    intake = tmp_path / "serve.yaml"
+    intake.write_text("kind: inference\nmodel: {preset: llama3.1-8b}\ncompute: {accelerator: h100-sxm}\n"
+                      "serving: {input_tokens: 1000, output_tokens: 500, request_rate: 20/s, weights: fp8}\n")
+    result = CliRunner().invoke(app, ["fit", "--power", "2MW", "--rack-power", "40kW", "--intake", str(intake),
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.stdout)["systems"][0]
+    assert row["output_tokens_per_s"] == 20 * 500 and row["serve_gpus"] < row["gpus"]
+    assert f"on {row['serve_gpus']:,} of the {row['gpus']:,} GPUs it holds" in row["answer"]

@@ -41,8 +41,9 @@ def _systems(data: dict[str, Any], catalog: Catalog, hall: Hall) -> list[str]:
     return [s for s in systems if hall.gpu is None or catalog.system(s).accelerator == hall.gpu]
 
 
-def answer(spec: SystemSpec, hall: Hall) -> dict[str, Any]:
-    """The row's answer keys, by archetype, with one sentence that says it."""
+def answer(spec: SystemSpec, hall: Hall, hall_gpus: int | None = None) -> dict[str, Any]:
+    """The row's answer keys, by archetype, with one sentence that says it (`hall_gpus`: what the hall
+    holds of the system, to say what share of it a given load needs)."""
     where = f"this {format_power(hall.power_w)} hall at {format_power(hall.rack_power_w)} a rack"
     if not spec.feasible and spec.kind != "hpc":
         return {"answer": f"{where} cannot: {spec.binding_constraint}", "answer_feasible": False}
@@ -50,8 +51,12 @@ def answer(spec: SystemSpec, hall: Hall) -> dict[str, Any]:
     if spec.kind == "inference":
         inf, obj = plain(spec.inference), plain(spec.objective)
         tps = float(inf.get("request_rate_per_s") or 0.0) * float(obj.get("output_tokens") or 0.0)
-        slo = ", ".join(f"{k.upper()} {inf.get(f'{k}_percentile', 'p99')} {format_duration(float(inf[f'{k}_s']))}"
-                        for k in ("ttft", "tpot") if inf.get(f"{k}_s") is not None)
+        def at(k: str) -> str:
+            pct = str(inf.get(f"{k}_percentile") or "p99")
+            value = format_duration(float(inf[f"{k}_s"]))
+            # a percentile ('p99', 'mean') before the value; a sentence (offline: no queue) after it
+            return f"{k.upper()} {pct} {value}" if " " not in pct else f"{k.upper()} {value} ({pct})"
+        slo = ", ".join(at(k) for k in ("ttft", "tpot") if inf.get(f"{k}_s") is not None)
         spares = int(inf.get("spare_replicas") or 0)
         acc = compute.get("accelerator")
         if inf.get("mode") == "disaggregated":
@@ -62,13 +67,17 @@ def answer(spec: SystemSpec, hall: Hall) -> dict[str, Any]:
         else:
             shape = f"{inf.get('replicas')} replicas of {inf.get('gpus_per_replica')} {acc} GPUs" + (
                 f" (N+{spares})" if spares else "")
-        return {"answer_feasible": True, "serve_gpus": compute.get("gpus"), "replicas": inf.get("replicas"),
+        gpus = compute.get("gpus")
+        # a load the intake gives takes what it needs of the hall; without one, the fleet fills it
+        share = (f" on {gpus:,} of the {hall_gpus:,} GPUs it holds" if isinstance(gpus, int) and hall_gpus
+                 and gpus < hall_gpus else "")
+        return {"answer_feasible": True, "serve_gpus": gpus, "replicas": inf.get("replicas"),
                 "gpus_per_replica": inf.get("gpus_per_replica"), "output_tokens_per_s": tps,
                 "request_rate_per_s": inf.get("request_rate_per_s"), "ttft_s": inf.get("ttft_s"),
                 "tpot_s": inf.get("tpot_s"),
                 "mode": inf.get("mode"),
-                "answer": f"{where} serves {format_count(tps)} output tokens/s of {obj.get('model')} at {slo}: "
-                          f"{shape}"}
+                "answer": f"{where} serves {format_count(tps)} output tokens/s of {obj.get('model')} at {slo}"
+                          f"{share}: {shape}"}
     if spec.kind == "hpc":
         h = plain(spec.hpc)
         t = h.get("time_to_solution_s")
@@ -118,7 +127,7 @@ def fit_intake_in_hall(hall: Hall, data: dict[str, Any], catalog: Catalog) -> li
         if fit.feasible and fit.gpus > 0:
             pins = {**hall_pins(hall), "compute.accelerator": system.accelerator, "compute.system": system.id}
             try:
-                row.update(answer(recompile(data, pins, catalog, alternatives=False), hall))
+                row.update(answer(recompile(data, pins, catalog, alternatives=False), hall, fit.gpus))
                 if data.get("kind") == "hpc" and data.get("target"):
                     _fastest(row, recompile(data, {**pins, "target": None}, catalog, alternatives=False))
             except WkcError as exc:
