@@ -90,6 +90,13 @@ def _rungs(node_gpus: int, factors: tuple[int, ...], start_gpus: int, max_gpus: 
     return sorted(node_gpus * k for k in ks if start_gpus <= node_gpus * k <= max_gpus)
 
 
+# The rule a GPU count sized for a training deadline is derived by (its provenance formula): the
+# sensitivity and the bands find such a count by this constant, never by a phrase inside it.
+SIZED_FOR_DEADLINE = ("fewest GPUs whose best layout meets target.time_to_train after failures (goodput), among "
+                      "2^a and 3 x 2^a whole nodes and the 5 x 2^a or 7 x 2^a below the answer "
+                      "(perf/objective.py gpus_for_deadline)")
+
+
 @dataclass(frozen=True, kw_only=True)
 class DeadlineSearch:
     """Outcome of the search over GPU counts; `probes` maps each count tried to its time to train."""

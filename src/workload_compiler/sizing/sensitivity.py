@@ -21,7 +21,7 @@ from ..errors import WkcError
 from ..intake.common import ParallelismIntake
 from ..planner.memo import shared_searches
 from ..spine.result import ComputeLayer, SystemSpec
-from ..spine.uncertainty import overall_mape
+from ..spine.uncertainty import overall_mape, sized_for_deadline
 from . import measures as m
 from .context import Context
 from .result import SensitivityPoint, SensitivityRow, SensitivitySection
@@ -66,11 +66,6 @@ def _held_pins(spec: SystemSpec) -> dict[str, Any]:
     return {}
 
 
-def _deadline_driven(spec: SystemSpec) -> bool:
-    prov = spec.provenance.get("compute.gpus")
-    return bool(prov and prov.source.value == "derived" and "target.time_to_train" in str(prov.formula))
-
-
 def _values(entry: dict[str, Any], default: Any, catalog: Catalog) -> list[Any]:
     if "factors" in entry:
         if not isinstance(default, int | float) or isinstance(default, bool):
@@ -91,7 +86,7 @@ class Sensitivity:
         self.spec = spec
         self.ctx = Context(w=w, base=spec, catalog=catalog, core=lambda x, c: compile_core(x, c), limits=[])
         self.held = _held_pins(spec)
-        self.scale_gpus = _deadline_driven(spec) and spec.kind == "training"
+        self.scale_gpus = sized_for_deadline(spec) and spec.kind == "training"
         self.base = point(spec, None)
 
     def evaluate(self, pin: str, value: Any, method: str) -> SensitivityPoint:

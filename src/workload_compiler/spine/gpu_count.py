@@ -17,7 +17,7 @@ from ..errors import Infeasible, InputError
 from ..intake.common import ParallelismIntake
 from ..intake.training import TrainingWorkload
 from ..perf.layout import Hardware, TrainingSetup
-from ..perf.objective import finer_rungs, gpu_ladder
+from ..perf.objective import SIZED_FOR_DEADLINE, finer_rungs, gpu_ladder
 from ..planner.capacity import fewest_gpus_to_hold
 from ..planner.deadline import DEFAULT_MAX_GPUS, DeadlinePlan, plan_for_deadline
 from ..planner.published import best_published_mfu
@@ -105,11 +105,7 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
 
         walk = for_deadline(cap)
         if walk.gpus is not None:
-            return GpuChoice(gpus=trace.derived("compute.gpus", walk.gpus,
-                                                "fewest GPUs whose best layout meets target.time_to_train "
-                                                "after failures (goodput), among 2^a and 3 x 2^a whole nodes "
-                                                "and the 5 x 2^a or 7 x 2^a below the answer "
-                                                "(perf/objective.py gpus_for_deadline)"),
+            return GpuChoice(gpus=trace.derived("compute.gpus", walk.gpus, SIZED_FOR_DEADLINE),
                              plan=cache[walk.gpus], for_deadline=True, deadline=walk)
         uncapped = for_deadline(MAX_SEARCH_GPUS).gpus if cap < MAX_SEARCH_GPUS else None
         largest = _largest_plannable(cap, hw, plan, fewest_gpus_to_hold(arch, setup, hw).gpus)

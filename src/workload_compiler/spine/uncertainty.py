@@ -27,12 +27,19 @@ from typing import Any
 
 from ..catalog.loader import package_yaml
 from ..hpc.classes import SIZED_FOR_TARGET, gpu_family
+from ..perf.objective import SIZED_FOR_DEADLINE
 from .result import Band, SystemSpec
 
 TABLE = "uncertainty.yaml"
 MIN_RUNS = 3      # fewer held-out runs of a kind than this give no band (one run is not a spread)
 MANY_RUNS = 10    # from this many runs up a band is a percentile; below, the extreme errors seen
 
+
+
+def sized_for_deadline(spec: SystemSpec) -> bool:
+    """The training GPU count was sized for the deadline (its provenance is that rule's)."""
+    chosen = spec.provenance.get("compute.gpus")
+    return chosen is not None and chosen.formula == SIZED_FOR_DEADLINE
 
 def error_factor(errors: Sequence[float]) -> float:
     """f of a symmetric band (the published value within a factor f of the prediction, either way)
@@ -199,8 +206,7 @@ def spec_uncertainty(spec: SystemSpec, gpu: str, architecture: str) -> dict[str,
         needed = _get(spec.objective, "gpus_for_target")
         if isinstance(needed, (int, float)) and needed > 0:
             out["objective.gpus_for_target"] = count_band(float(needed), step, kind, node, gpu)
-        chosen = spec.provenance.get("compute.gpus")
-        if chosen is not None and "meets target" in (chosen.formula or ""):     # sized for the deadline
+        if sized_for_deadline(spec):
             out["compute.gpus"] = count_band(float(_get(spec.compute, "gpus")), step, kind, node, gpu)
     if spec.kind == "inference" and spec.inference is not None:
         weights = str(_get(spec.inference, "weights") or _get(spec.compute, "gemm_precision") or "bf16")
@@ -234,5 +240,17 @@ def _hpc_bands(spec: SystemSpec, gpu: str) -> dict[str, Band]:
     return out
 
 
-__all__ = ["Band", "case_kind", "count_band", "error_factor", "error_range", "generation", "not_validated",
-           "precision_class", "rate_band", "spec_uncertainty", "time_band"]
+__all__ = [
+    "Band",
+    "case_kind",
+    "count_band",
+    "error_factor",
+    "error_range",
+    "generation",
+    "not_validated",
+    "precision_class",
+    "rate_band",
+    "sized_for_deadline",
+    "spec_uncertainty",
+    "time_band",
+]
