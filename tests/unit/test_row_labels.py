@@ -55,3 +55,14 @@ def test_keys_that_differ_by_their_unit_ending_say_it_in_a_word() -> None:
     assert (words["checkpoint_write_s"], words["checkpoint_write_bytes_per_s"]) == (
         "checkpoint write time", "checkpoint write rate")
     assert words["checkpoint_interval_s"] == "checkpoint interval"      # no sibling reads alike: the short label
+
+
+def test_the_html_and_workbench_panels_use_the_same_labels_as_the_terminal() -> None:
+    from workload_compiler.compile import compile_workload
+    from workload_compiler.report.view import panels
+    spec = compile_workload({"kind": "inference", "model": {"preset": "llama3.1-8b"},
+                             "serving": {"input_tokens": 1000, "output_tokens": 200}})
+    storage = next(p for p in panels(spec) if p.layer.key == "storage")
+    labels = [r.label for r in storage.details]
+    assert "replica load" in labels and "fleet read" in labels and "fleet load" in labels
+    assert not any(label.endswith((" s", " bytes per s")) for label in labels), labels

@@ -39,14 +39,34 @@ def _unit_ending(label: str, unit: str | None) -> str | None:
     return None
 
 
+def label_words(key: str, unit: str | None, clash: bool = False) -> str:
+    """A key in words, less the unit ending its value shows ('checkpoint_interval_s' -> 'checkpoint
+    interval'; keys stay the contract in JSON), or with the ending in a word where a sibling key
+    would read alike (`clash`: 'checkpoint write time' / 'checkpoint write rate')."""
+    ending = _unit_ending(key, unit)
+    if ending:
+        key = key[: -len(ending)] + (f"_{_ENDING_WORDS[ending]}" if clash else "")
+    return key.replace("_", " ")
+
+
+def _clashing(units: dict[str, str | None]) -> frozenset[str]:
+    seen: dict[str, list[str]] = {}
+    for name, unit in units.items():
+        ending = _unit_ending(name, unit)
+        seen.setdefault(name[: -len(ending)] if ending else name, []).append(name)
+    return frozenset(n for names in seen.values() if len(names) > 1 for n in names)
+
+
+def sibling_labels(units: dict[str, str | None]) -> dict[str, str]:
+    """The words of sibling keys (key -> its unit), no two alike (every renderer's labels)."""
+    clash = _clashing(units)
+    return {k: label_words(k, u, k in clash) for k, u in units.items()}
+
+
 @functools.cache
 def clashing_fields(cls: type[BaseModel]) -> frozenset[str]:
     """The fields of a section whose labels would read alike once their unit endings are dropped."""
-    seen: dict[str, list[str]] = {}
-    for name in cls.model_fields:
-        ending = _unit_ending(name, unit_of(cls, name))
-        seen.setdefault(name[: -len(ending)] if ending else name, []).append(name)
-    return frozenset(n for names in seen.values() if len(names) > 1 for n in names)
+    return _clashing({name: unit_of(cls, name) for name in cls.model_fields})
 
 
 @dataclass(frozen=True)
@@ -64,14 +84,8 @@ class Row:
 
     @property
     def words(self) -> str:
-        """The label for people: the key in words, less the unit ending the value already shows
-        ('checkpoint_interval_s' -> 'checkpoint interval'; keys stay the contract in JSON), or with
-        the ending in a word where a sibling would read alike ('checkpoint write time' / '... rate')."""
-        label = self.label
-        ending = _unit_ending(label, self.unit)
-        if ending:
-            label = label[: -len(ending)] + (f"_{_ENDING_WORDS[ending]}" if self.clash else "")
-        return label.replace("_", " ")
+        """The label for people (`label_words`)."""
+        return label_words(self.label, self.unit, self.clash)
 
     @property
     def source(self) -> str:

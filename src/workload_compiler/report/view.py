@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from ..spine.result import SystemSpec
 from ..spine.verdict import verdict as spine_verdict
 from .format import format_quantity, format_value
+from .rows import label_words, sibling_labels
 from .summary import assumption_text, band_span, unit_at
 
 
@@ -135,12 +136,12 @@ def _records(spec: SystemSpec, path: str, value: list[dict[str, Any]]
         for i, v in enumerate(value))
 
 
-def _row(spec: SystemSpec, path: str, value: Any, depth: int = 0) -> Row:
+def _row(spec: SystemSpec, path: str, value: Any, depth: int = 0, label: str | None = None) -> Row:
     key = path.rsplit(".", 1)[-1]
     prov = spec.provenance.get(path)
     note = (prov.formula or prov.why or prov.machine or "") if prov else ""
     source = prov.source.value if prov else ""
-    label = key.replace("_", " ")
+    label = label or label_words(key, unit_at(spec, path))
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
         columns, records = _records(spec, path, value)
         return Row(path=path, label=label, text=f"{len(value)} entries", source=source, note=note, depth=depth,
@@ -152,13 +153,14 @@ def _row(spec: SystemSpec, path: str, value: Any, depth: int = 0) -> Row:
 def detail_rows(spec: SystemSpec, prefix: str, data: dict[str, Any], depth: int = 0) -> list[Row]:
     """Every value of a section, nested dicts indented under a heading row (three levels deep)."""
     rows: list[Row] = []
+    labels = sibling_labels({key: unit_at(spec, f"{prefix}.{key}") for key in data})
     for key, value in data.items():
         path = f"{prefix}.{key}"
         if isinstance(value, dict) and value and depth < 3 and key != "parallelism":
-            rows.append(Row(path=path, label=key.replace("_", " "), text="", depth=depth, heading=True))
+            rows.append(Row(path=path, label=labels[key], text="", depth=depth, heading=True))
             rows += detail_rows(spec, path, value, depth + 1)
         else:
-            rows.append(_row(spec, path, value, depth))
+            rows.append(_row(spec, path, value, depth, labels[key]))
     return rows
 
 
