@@ -51,3 +51,9 @@ def test_a_training_layouts_keys_are_refused_for_serving_its_own_kept() -> None:
     assert "serving.max_replicas" in str(err.value)
     spec = compile_workload({**LLAMA_8B, "compute": {"accelerator": "h100-sxm", "parallelism": {"tp": 2}}})
     assert spec.compute is not None and spec.compute["parallelism"]["tp"] == 2  # type: ignore[index]
+
+
+def test_an_explicit_null_is_not_given_and_is_not_refused() -> None:
+    spec = compile_workload({**LLAMA_8B, "storage": {"dataset_tokens": None}, "reliability": {"restart_time": None},
+                             "compute": {"accelerator": "h100-sxm", "parallelism": {"dp": None}}})
+    assert spec.feasible

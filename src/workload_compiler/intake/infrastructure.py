@@ -61,7 +61,9 @@ class StorageIntake(Strict):
 def reject_unread(section: str, given: Strict, reads: tuple[str, ...], instead: str) -> None:
     """A key of a shared section (`storage`, `reliability`) that the archetype does not read is an
     error, never silently dropped; every such key is listed."""
-    unread = [k for k in type(given).model_fields if k in given.model_fields_set and k not in reads]
+    # an explicit null says "not given", as leaving the key out does
+    unread = [k for k in type(given).model_fields
+              if k in given.model_fields_set and k not in reads and getattr(given, k) is not None]
     if unread:
         raise InputError.of([Problem(f"{section}.{k}", getattr(given, k), instead) for k in unread])
 
