@@ -123,3 +123,17 @@ def test_shape_from_params_hits_the_count_and_a_table_aspect_ratio(params: float
 def test_params_consistent_with_preset_is_accepted() -> None:
     arch, trace = _resolve(preset="llama2-70b", params="70B")
     assert arch.layers == 80 and trace.provenance["model.params"].source is Source.GIVEN
+
+
+def test_the_mlp_kind_follows_the_shape_given() -> None:
+    # LLaMA 2 13B's shape without its MLP kind (Touvron et al. 2023, Table 1 / config.json): ffn 13,824 =
+    # 2.7 x hidden is a gated MLP's width; read as GeLU it would lose a third of the MLP's parameters
+    llama, trace = _resolve(layers=40, hidden_size=5120, attention_heads=40, ffn_hidden_size=13824, vocab_size=32000)
+    assert llama.mlp == "swiglu" and "2.70" in str(trace.provenance["model.mlp"].why)
+    assert param_counts(llama).total == pytest.approx(13.0e9, rel=0.01)
+    gpt, _ = _resolve(layers=96, hidden_size=12288, attention_heads=96, ffn_hidden_size=4 * 12288)
+    assert gpt.mlp == "gelu"                                   # GPT-3: 4 x hidden
+    gqa, _ = _resolve(layers=32, hidden_size=4096, attention_heads=32, kv_heads=8)
+    assert gqa.mlp == "swiglu" and gqa.ffn_hidden_size == 11008   # 8/3 x 4096 rounded up to 256: LLaMA 2 7B's
+    mha, _ = _resolve(layers=24, hidden_size=2048, attention_heads=16)
+    assert mha.mlp == "gelu" and mha.ffn_hidden_size == 4 * 2048

@@ -108,6 +108,27 @@ def shape_from_params(params: float, layers: int | None = None, hidden: int | No
     return layers, hidden, heads
 
 
+# A gated MLP's width is ~8/3 x hidden (LLaMA: 2/3 of 4h, rounded up); a GeLU MLP's is 4 x hidden (GPT).
+# Between the two, this ratio tells them apart: LLaMA 2 13B 2.70, LLaMA 3 8B 3.5, Mistral 7B 3.5, GPT-3 4.0.
+GATED_WIDTH_MAX = 3.75
+
+
+def _mlp_by_shape(values: dict[str, Any]) -> tuple[str, str]:
+    """The MLP kind the given shape points to, and why (no mlp given)."""
+    hidden, ffn = values["hidden_size"], values.get("ffn_hidden_size")
+    if ffn:
+        ratio = ffn / hidden
+        if ratio < GATED_WIDTH_MAX:
+            return "swiglu", (f"gated SwiGLU MLP assumed: ffn_hidden_size / hidden_size = {ratio:.2f}, the ~8/3 to "
+                              "3.5 x hidden of gated MLPs (LLaMA, Mistral, Qwen); a GeLU MLP is 4 x hidden (GPT)")
+        return "gelu", f"GeLU MLP assumed: ffn_hidden_size / hidden_size = {ratio:.2f}, the 4 x hidden of GPT's"
+    heads, kv = values["attention_heads"], values.get("kv_heads")
+    if kv is not None and kv < heads:
+        return "swiglu", ("gated SwiGLU MLP assumed: grouped-query attention (kv_heads < attention_heads) is the "
+                          "LLaMA-2/3, Mistral and Qwen families', whose MLPs are gated")
+    return "gelu", "GeLU MLP assumed (GPT convention; no mlp, ffn_hidden_size or grouped-query kv_heads given)"
+
+
 def _fill(values: dict[str, Any], trace: Trace, path: str, params_rule: bool) -> None:
     """Fill what is missing by named rules, each an assumption with its reason."""
     def assume(name: str, value: Any, why: str) -> None:
@@ -120,7 +141,8 @@ def _fill(values: dict[str, Any], trace: Trace, path: str, params_rule: bool) ->
         raise InputError(f"{path}.hidden_size", hidden,
                          f"a multiple of attention_heads ({heads}), or give head_dim")
     assume("head_dim", hidden // heads, "head_dim = hidden_size / attention_heads (no head_dim given)")
-    assume("mlp", "gelu", "GeLU MLP assumed (GPT convention; no mlp given)")
+    mlp, why = _mlp_by_shape(values)
+    assume("mlp", mlp, why)
     gated = values["mlp"] in GATED_MLPS
     ffn = 256 * math.ceil(8 * hidden / 3 / 256) if gated else 4 * hidden
     assume("ffn_hidden_size", ffn, "8/3 x hidden rounded up to a multiple of 256 (LLaMA SwiGLU convention)"

@@ -143,7 +143,8 @@ class ModelIntake(Strict):
     head_dim: int | None = limited(None, gt=0, le=L.MAX_HEAD_DIM, why=L.HEAD_DIM)
     ffn_hidden_size: int | None = limited(None, ge=0, le=L.MAX_FFN, why=L.FFN)
     vocab_size: int | None = limited(None, gt=0, le=L.MAX_VOCAB, why=L.VOCAB)
-    mlp: MlpKind | None = None
+    mlp: MlpKind | None = Field(default=None, description="not given: gated (swiglu) when ffn_hidden_size is under "
+                                "3.75 x hidden_size or the attention is grouped-query, else gelu (arch/resolve.py)")
     tied_embeddings: bool | None = None
     moe: MoeIntake | None = None
     mla: MlaIntake | None = None
