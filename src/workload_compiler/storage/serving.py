@@ -7,10 +7,10 @@ restart). Per replica:
     checkpoint_bytes  = the replica's weights in the served format (inference/model.py
                         ServedModel.weight_bytes: linear layers in their format with their scales,
                         embeddings and head 16-bit); each replica reads it once, its GPUs a shard each
-    node_load         = min(tier single-node read x GPUs per node / 8,  host bounce path unless
+    node_read         = min(tier single-node read x GPUs per node / 8,  host bounce path unless
                         GPUDirect Storage)                    (DGX H100 RA Table 6; GDS blog)
-    replica_load_s    = checkpoint_bytes / (nodes of one replica x node_load)
-    fleet_load_s      = replicas x checkpoint_bytes / min(tier aggregate read, nodes x node_load)
+    replica_load_s    = checkpoint_bytes / (nodes of one replica x node_read)
+    fleet_load_s      = replicas x checkpoint_bytes / min(tier aggregate read, nodes x node_read)
                         tier aggregate read = max(SU read x GPUs / 256, single-node read)
     capacity_bytes    = retained versions x checkpoint_bytes / fill_fraction
 
@@ -46,7 +46,7 @@ class ServingStorage:
     replica_load_by_tier_s: dict[str, float]
 
 
-def _node_load(tier: str, gpus: int, gpus_per_node: int, gds: bool, host_path_bytes_per_s: float) -> tuple[float, str]:
+def _node_read(tier: str, gpus: int, gpus_per_node: int, gds: bool, host_path_bytes_per_s: float) -> tuple[float, str]:
     tier_read = tier_bandwidth(tier, gpus=gpus, gpus_per_node=gpus_per_node).node_read_bytes_per_s
     if not gds and host_path_bytes_per_s < tier_read:
         return host_path_bytes_per_s, "host bounce path"
@@ -72,18 +72,18 @@ def serving_storage(*, checkpoint_bytes: float, replicas: int, gpus_per_replica:
     replica_nodes = math.ceil(per_replica / gpn)
 
     def replica_load(name: str) -> float:
-        return size / (replica_nodes * _node_load(name, n_gpus, gpn, gds, host_path_bytes_per_s)[0])
+        return size / (replica_nodes * _node_read(name, n_gpus, gpn, gds, host_path_bytes_per_s)[0])
 
-    node_load, node_binding = _node_load(tier, n_gpus, gpn, gds, host_path_bytes_per_s)
+    node_read, node_binding = _node_read(tier, n_gpus, gpn, gds, host_path_bytes_per_s)
     bw = tier_bandwidth(tier, gpus=n_gpus, gpus_per_node=gpn)
     # The per-GPU share of an SU's aggregate understates a small fleet: the tier's system serves one
     # node at its single-node rate (the RA measures that figure alone), so no fleet gets less.
     aggregate = max(bw.read_bytes_per_s, bw.node_read_bytes_per_s)
-    fleet_bw, fleet_binding = (aggregate, "storage tier") if aggregate <= nodes * node_load \
-        else (nodes * node_load, "nodes")
+    fleet_bw, fleet_binding = (aggregate, "storage tier") if aggregate <= nodes * node_read \
+        else (nodes * node_read, "nodes")
     return ServingStorage(
         checkpoint_bytes=size, retained_checkpoints=kept, capacity_bytes=kept * size / fill, tier=tier,
-        node_read_bytes_per_s=node_load, node_read_binding=node_binding, replica_load_s=replica_load(tier),
+        node_read_bytes_per_s=node_read, node_read_binding=node_binding, replica_load_s=replica_load(tier),
         fleet_read_bytes_per_s=fleet_bw, fleet_load_s=n_replicas * size / fleet_bw,
         fleet_read_binding=fleet_binding, replica_load_by_tier_s={name: replica_load(name) for name in TIER_ORDER})
 
