@@ -40,7 +40,7 @@ from workload_compiler.perf.memory import training_memory_bytes
 from workload_compiler.perf.step_time import training_step
 from workload_compiler.planner import build_space, search
 from workload_compiler.planner.grid import layout_of, rules
-from workload_compiler.planner.search import planner_threads
+from workload_compiler.planner.pool import planner_threads
 from workload_compiler.planner.search_cache import disabled
 
 # The goal of issue 2 ("Training core"), Done-when: ">= 300x" llm-analysis 0.2.2 configurations per second.

@@ -35,6 +35,7 @@ from ..planner import (
     fewest_gpus_to_hold,
     memo,
 )
+from ..planner.bound import BOUND_REASON
 from ..planner.tight_memory import search_at_count
 from ..provenance import Trace
 from ..reliability import ReliabilityLayer
@@ -228,7 +229,10 @@ def _print(doc: dict[str, Any]) -> None:
     say(f"GPUs: {doc['gpus']:,} ({doc['gpus_chosen_by']})")
     say(f"fewest GPUs that can hold the model: {doc['fewest_gpus_to_hold']['explanation']}")
     s = doc["search"]
-    say(f"searched {s['evaluated']:,} layouts in {s['seconds']:.2f} s; {s['feasible']:,} fit")
+    bounded = s["rejected"].get(BOUND_REASON)
+    say(f"searched {s['evaluated']:,} layouts in {s['seconds']:.2f} s; {s['feasible']:,} fit"
+        + (f" of those evaluated in full; {bounded:,} valid ones were ruled out by a bound on their step time "
+           "(planner/bound.py)" if bounded else ""))
     if s["rejected"]:
         rejected = Table(title="rejected layouts (each under the first rule it breaks)", box=box.SIMPLE_HEAD)
         rejected.add_column("reason")

@@ -49,7 +49,9 @@ class Tally:
         """Add the tally of a later block: the same outcome as one tally over both in order (the
         leanest keeps the earlier of equals, the best k sort by step time, memory, index)."""
         self.feasible += later.feasible
-        if later.leanest_bytes < self.leanest_bytes:
+        # equals: the earlier in the space (a bounded search evaluates blocks out of the space's order)
+        if later.leanest_bytes < self.leanest_bytes or (later.leanest_bytes == self.leanest_bytes
+                                                         and 0 <= later.leanest_idx < self.leanest_idx):
             self.leanest_bytes, self.leanest_idx = later.leanest_bytes, later.leanest_idx
         self.best = merge_top(self.best, *later.best, top_k)
 
@@ -95,7 +97,7 @@ class _Sub:
                                                   self.full)
 
 
-def _quiet() -> np.errstate:
+def quiet() -> np.errstate:
     """Arithmetic on the layouts a mask drops may divide by zero; their values are never read."""
     return np.errstate(divide="ignore", invalid="ignore", over="ignore")
 
@@ -125,7 +127,7 @@ def evaluate_block(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: S
     alive = alive[np.ix_(*live)]
     total_fn = _TOTAL_ONLY.get(memory_fn, memory_fn)
     layout = layout_of(sub.values, space)
-    with _quiet():
+    with quiet():
         mem = np.broadcast_to(total_fn(arch, setup, layout)["total"], alive.shape)
         offload = fewest_layers_to_fit(arch, setup, layout, mem, cap, total_fn) if space.offload_auto else None
         if offload is not None and offload.any():
@@ -148,7 +150,7 @@ def evaluate_block(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: S
             few = dataclasses.replace(few, offload=offload[fits])
         step = np.broadcast_to(step_fn(arch, setup, few, hw).step_time_s, idx.shape)
     else:
-        with _quiet():
+        with quiet():
             step = np.broadcast_to(step_fn(arch, setup, layout, hw).step_time_s, fits.shape)[fits]
     ok = np.isfinite(step) & (step > 0)
     counts[UNDEFINED_REASON] += n_fit - int(np.count_nonzero(ok))
@@ -168,4 +170,4 @@ def merge_top(best: tuple[FloatArray, FloatArray, IntArray], step: FloatArray, m
     return s[order], m[order], i[order]
 
 
-__all__ = ["MEMORY_REASON", "UNDEFINED_REASON", "MemoryFn", "StepFn", "Tally", "evaluate_block", "merge_top"]
+__all__ = ["MEMORY_REASON", "UNDEFINED_REASON", "MemoryFn", "StepFn", "Tally", "evaluate_block", "merge_top", "quiet"]

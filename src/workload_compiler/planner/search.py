@@ -4,25 +4,20 @@ The space (grid.py) is first narrowed axis by axis by the leading rules that rea
 only (`_prefilter`; a DeepSeek-V3 space of 18M layouts shrinks ~10x before any product is
 formed), then walked in blocks of outer rows against every inner value (blocks.py: broadcast
 arrays, so a term that reads a few axes is computed once per value of those axes; 4-5x faster
-than 1-D chunks on DeepSeek-V3); the best k of each block are merged. Blocks run on a few threads
-(NumPy releases the GIL inside its array operations), each with its own tally, merged in block
-order, so the result is the one a single thread gives. The memory and step
-functions are parameters (defaulting to perf.memory and perf.step_time), so the search is tested
-with stand-ins and always runs the same code as a single-layout compile.
+than 1-D chunks on DeepSeek-V3); the best k of each block are merged. With the model's own step
+function the rows are first bounded and only those that may hold one of the best k are evaluated
+(bound.py: branch and bound, the same best k; 2.7x faster on DeepSeek-V3 at 2,048 H100). Blocks
+run on a few threads (pool.py), each with its own tally, merged in block order, so the result is
+the one a single thread gives. The memory and step functions are parameters (defaulting to
+perf.memory and perf.step_time), so the search is tested with stand-ins and always runs the same
+code as a single-layout compile.
 """
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import dataclasses
-import itertools
-import os
-import threading
 import time
-from collections.abc import Callable, Generator
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
 
 import numpy as np
 
@@ -38,31 +33,14 @@ from ..perf.step_time import training_step
 from ..units import format_bytes_decimal
 from . import memo, search_cache
 from .blocks import MEMORY_REASON, UNDEFINED_REASON, MemoryFn, StepFn, Tally, evaluate_block
+from .bound import BOUND_REASON, Progress, bounded_search
 from .grid import INNER_AXES, OUTER, Rule, Space, Values, build_space, layout_of, rules
+from .pool import in_order, planner_threads
 from .result import PlanResult, PublishedMfu, RankedLayout
 
-Progress = Callable[[int, int], None]
-T = TypeVar("T")
 # Layouts per block (whole rows, so a block holds at least one row's inner values). Measured on
 # DeepSeek-V3 at 512-3,072 H100: 2^15..2^19 within the machine's noise of each other; 2^17 kept.
 DEFAULT_CHUNK = 1 << 17
-# Threads that evaluate blocks. Between array operations the models hold the GIL, so threads beyond
-# the cores only wait. Measured on the DeepSeek-V3 deadline example's search at 3,072 H100 on a
-# 2-core machine: 1 thread 1.73-1.79 s, 2 threads 1.24-1.33 s (identical census and ranking).
-# WKC_PLANNER_THREADS overrides (1: the single-threaded walk, e.g. to compare).
-MAX_THREADS = 8
-
-
-def planner_threads() -> int:
-    """WKC_PLANNER_THREADS if set (a positive integer), else the CPUs this process may run on, at
-    most MAX_THREADS."""
-    raw = os.environ.get("WKC_PLANNER_THREADS", "").strip()
-    if raw:
-        if not raw.isdigit() or int(raw) < 1:
-            raise InputError("WKC_PLANNER_THREADS", raw, "a positive integer (threads for the planner's blocks)")
-        return int(raw)
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(MAX_THREADS, cpus))
 
 
 def _prefilter(space: Space, rule_list: list[Rule], counts: dict[str, int]) -> tuple[Space, list[Rule]]:
@@ -148,53 +126,6 @@ def _ranked(arch: ModelArch, setup: TrainingSetup, hw: Hardware, layout: Layout,
     ) for j in range(n)]
 
 
-_POOLS: dict[int, ThreadPoolExecutor] = {}
-_POOLS_LOCK = threading.Lock()
-
-
-def _forget_pools() -> None:
-    """In a forked child: the parent's pool threads do not exist there, so it starts its own."""
-    global _POOLS_LOCK
-    _POOLS.clear()
-    _POOLS_LOCK = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pools)
-
-
-def _shared_pool(threads: int) -> ThreadPoolExecutor:
-    """One pool per thread count for the whole process: concurrent compiles (the workbench's
-    requests) share its threads instead of each starting its own. Measured with bench_web's load
-    (10 clients recompiling llama3-70b-plan at once, 2 cores), recompile p50: one thread per search
-    4.8-4.9 s; a pool per search 6.0-6.2 s; this shared pool 3.8 s."""
-    with _POOLS_LOCK:
-        pool = _POOLS.get(threads)
-        if pool is None:
-            pool = _POOLS[threads] = ThreadPoolExecutor(threads, thread_name_prefix="wkc-planner")
-        return pool
-
-
-def _in_order(fn: Callable[[int], T], items: range, threads: int) -> Generator[T, None, None]:
-    """fn over items, the results in order: in this thread, or on the shared pool with at most
-    2 x threads of this search's blocks queued or running, so concurrent searches take turns on the
-    pool's queue rather than one waiting behind all of another's blocks. When the caller stops early
-    (an error, a timeout, Ctrl-C) the blocks still queued are cancelled: nothing runs on after it."""
-    if threads <= 1:
-        yield from map(fn, items)
-        return
-    pool, rest = _shared_pool(threads), iter(items)
-    pending = collections.deque(pool.submit(fn, x) for x in itertools.islice(rest, 2 * threads))
-    try:
-        while pending:
-            result = pending.popleft().result()
-            pending.extend(pool.submit(fn, x) for x in itertools.islice(rest, 1))
-            yield result
-    finally:
-        for future in pending:
-            future.cancel()
-
-
 def describe(v: Values) -> str:
     """'tp 8, pp 8, dp 16, cp 1, vp 1, mbs 1, recompute full, zero 1' for the first layout of `v`."""
     x = {k: int(np.ravel(a)[0]) for k, a in v.items()}
@@ -236,21 +167,26 @@ def search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
            pins: ParallelismIntake | None = None, *, top_k: int = 5,
            memory_fn: MemoryFn = training_memory_bytes, step_fn: StepFn = training_step,
            published_mfu: PublishedMfu | None = None, chunk_size: int = DEFAULT_CHUNK,
-           progress: Progress | None = None, memory_margin: float = 0.0) -> PlanResult:
+           progress: Progress | None = None, memory_margin: float = 0.0, bound: bool = True) -> PlanResult:
     """Rank every valid layout of `gpus` GPUs by step time; return the best `top_k` and the census.
 
     Memory must fit in the whole HBM (`hw.hbm_bytes`; the memory model has its own runtime term),
     or in HBM x (1 + memory_margin) (planner/tight_memory.py: a fit within the model's error).
     Nothing fitting is an answer, not an exception: `PlanResult.infeasible` names the binding rule.
-    Inside `memo.shared_searches()` a search with the same inputs returns the result already found;
-    with the performance model's own functions, one found by an earlier process is read back from
-    disk (planner/search_cache.py).
+    With the performance model's own step function (and `bound`), rows that cannot hold one of the
+    best `top_k` are ruled out by a bound on their step time before the memory model runs on them
+    (planner/bound.py): the same best layouts; the census counts every rule over every layout, memory
+    and the step model over the rows evaluated, and the rest under BOUND_REASON (`bound=False`: every
+    layout evaluated). Inside `memo.shared_searches()` a search with the same inputs returns the
+    result already found; with the model's own functions, one found by an earlier process is read
+    back from disk (planner/search_cache.py).
     """
     if gpus < 1:
         raise InputError("compute.gpus", gpus, "a positive GPU count")
     shared = memo.current()
+    bounded = bound and step_fn is training_step
     inputs = (arch, setup, hw, gpus, pins.model_dump_json() if pins is not None else None, max(1, top_k),
-              published_mfu, memory_margin)
+              published_mfu, memory_margin, bounded)
     key = (*inputs, memory_fn, step_fn)
     if shared is not None and key in shared:
         found: PlanResult = shared[key]
@@ -263,7 +199,7 @@ def search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
     if result is None:
         result = _search(arch, setup, hw, gpus, pins, top_k=max(1, top_k), memory_fn=memory_fn, step_fn=step_fn,
                          published_mfu=published_mfu, chunk_size=chunk_size, progress=progress,
-                         memory_margin=memory_margin)
+                         memory_margin=memory_margin, bounded=bounded)
         if on_disk:
             search_cache.store(on_disk, result)
     if shared is not None:
@@ -273,7 +209,7 @@ def search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
 
 def _search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int, pins: ParallelismIntake | None, *,
             top_k: int, memory_fn: MemoryFn, step_fn: StepFn, published_mfu: PublishedMfu | None,
-            chunk_size: int, progress: Progress | None, memory_margin: float) -> PlanResult:
+            chunk_size: int, progress: Progress | None, memory_margin: float, bounded: bool) -> PlanResult:
     t0 = time.perf_counter()
     reach = reach_without_nics(hw)
     if reach is not None and gpus > reach:
@@ -285,34 +221,39 @@ def _search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int, pins
                                         f"{reach} one scale-up domain holds"))
     full_space = build_space(arch, setup, hw, gpus, pins)
     rule_list = rules(arch, setup, hw, full_space)
-    counts = dict.fromkeys([r for r, _ in rule_list] + [MEMORY_REASON, UNDEFINED_REASON], 0)
+    counts = dict.fromkeys([r for r, _ in rule_list] + [MEMORY_REASON, UNDEFINED_REASON, BOUND_REASON], 0)
     space, rule_list = _prefilter(full_space, rule_list, counts)
     tally = Tally.empty()
     inner_size = int(np.prod(space.shape[1:]))
     rows_per_block = max(1, chunk_size // max(inner_size, 1))
     n_rows, total = space.shape[0], space.size
     starts = range(0, n_rows, rows_per_block)
-
-    def block(r0: int) -> tuple[int, dict[str, int], Tally]:
-        r1 = min(n_rows, r0 + rows_per_block)
-        own_counts, own = dict.fromkeys(counts, 0), Tally.empty()
-        evaluate_block(arch, setup, hw, space, r0, r1, rule_list, own_counts, own, memory_fn=memory_fn,
-                       step_fn=step_fn, cap=hw.hbm_bytes * (1.0 + memory_margin), top_k=top_k)
-        return r1, own_counts, own
-
+    cap = hw.hbm_bytes * (1.0 + memory_margin)
     threads = min(planner_threads(), len(starts))
-    with contextlib.closing(_in_order(block, starts, threads)) as results:
-        for r1, own_counts, own in results:     # in block order: a deterministic merge
-            for reason, c in own_counts.items():
-                counts[reason] += c
-            tally.absorb(own, top_k)
-            if progress is not None:
-                progress(r1 * inner_size, total)
+    if bounded:
+        bounded_search(arch, setup, hw, space, rule_list, counts, tally, memory_fn=memory_fn, step_fn=step_fn, cap=cap,
+                 top_k=top_k, rows_per_block=rows_per_block, threads=threads, progress=progress)
+    else:
+        def block(r0: int) -> tuple[int, dict[str, int], Tally]:
+            r1 = min(n_rows, r0 + rows_per_block)
+            own_counts, own = dict.fromkeys(counts, 0), Tally.empty()
+            evaluate_block(arch, setup, hw, space, r0, r1, rule_list, own_counts, own, memory_fn=memory_fn,
+                           step_fn=step_fn, cap=cap, top_k=top_k)
+            return r1, own_counts, own
+
+        with contextlib.closing(in_order(block, starts, threads)) as results:
+            for r1, own_counts, own in results:     # in block order: a deterministic merge
+                for reason, c in own_counts.items():
+                    counts[reason] += c
+                tally.absorb(own, top_k)
+                if progress is not None:
+                    progress(r1 * inner_size, total)
 
     best, feasible, leanest_idx = tally.best, tally.feasible, tally.leanest_idx
     pinned_text = space.stage_pin.text or None if space.stage_pin is not None else None
-    cap = hw.hbm_bytes * (1.0 + memory_margin) if space.offload_auto else None
-    layouts = (_ranked(arch, setup, hw, layout_of(space.decode(best[2]), space), memory_fn, step_fn, pinned_text, cap)
+    offload_cap = cap if space.offload_auto else None
+    layouts = (_ranked(arch, setup, hw, layout_of(space.decode(best[2]), space), memory_fn, step_fn, pinned_text,
+                       offload_cap)
                if len(best[2]) else [])
     infeasible = None
     if not layouts:
