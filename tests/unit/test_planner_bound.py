@@ -72,7 +72,7 @@ def test_recompute_never_makes_a_step_faster() -> None:
             step = np.broadcast_to(training_step(arch, setup, layout_of(values, space), hw).step_time_s, shape)
             none = np.broadcast_to(training_step(arch, setup, layout_of(
                 {**values, "recompute": np.zeros((1,) * len(shape), dtype=np.int64)}, space), hw).step_time_s,
-                np.broadcast_shapes(shape[:rc] + (1,) + shape[rc + 1:]))
+                (*shape[:rc], 1, *shape[rc + 1:]))
         valid = alive & np.isfinite(step)
         assert not np.any(valid & (step < none * (1 - 1e-12))), "a recompute mode stepped faster than none"
         compared += int(valid.sum())
