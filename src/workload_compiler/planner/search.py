@@ -33,7 +33,7 @@ from ..perf.step_time import training_step
 from ..units import format_bytes_decimal
 from . import memo, search_cache
 from .blocks import MEMORY_REASON, UNDEFINED_REASON, MemoryFn, StepFn, Tally, evaluate_block
-from .bound import BOUND_REASON, Progress, bounded_search
+from .bound import BOUND_MIN_LAYOUTS, BOUND_REASON, Progress, bounded_search
 from .grid import INNER_AXES, OUTER, Rule, Space, Values, build_space, layout_of, rules
 from .pool import in_order, planner_threads
 from .result import PlanResult, PublishedMfu, RankedLayout
@@ -173,11 +173,12 @@ def search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
     Memory must fit in the whole HBM (`hw.hbm_bytes`; the memory model has its own runtime term),
     or in HBM x (1 + memory_margin) (planner/tight_memory.py: a fit within the model's error).
     Nothing fitting is an answer, not an exception: `PlanResult.infeasible` names the binding rule.
-    With the performance model's own step function (and `bound`), rows that cannot hold one of the
-    best `top_k` are ruled out by a bound on their step time before the memory model runs on them
-    (planner/bound.py): the same best layouts; the census counts every rule over every layout, memory
-    and the step model over the rows evaluated, and the rest under BOUND_REASON (`bound=False`: every
-    layout evaluated). Inside `memo.shared_searches()` a search with the same inputs returns the
+    With the performance model's own step function (and `bound`), in a space of at least
+    BOUND_MIN_LAYOUTS after the prefilter, rows that cannot hold one of the best `top_k` are ruled
+    out by a bound on their step time before the memory model runs on them (planner/bound.py): the
+    same best layouts; the census counts every rule over every layout, memory and the step model
+    over the rows evaluated, and the rest under BOUND_REASON (`bound=False`: every layout
+    evaluated). Inside `memo.shared_searches()` a search with the same inputs returns the
     result already found; with the model's own functions, one found by an earlier process is read
     back from disk (planner/search_cache.py).
     """
@@ -230,7 +231,7 @@ def _search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int, pins
     starts = range(0, n_rows, rows_per_block)
     cap = hw.hbm_bytes * (1.0 + memory_margin)
     threads = min(planner_threads(), len(starts))
-    if bounded:
+    if bounded and space.size >= BOUND_MIN_LAYOUTS:
         bounded_search(arch, setup, hw, space, rule_list, counts, tally, memory_fn=memory_fn, step_fn=step_fn, cap=cap,
                  top_k=top_k, rows_per_block=rows_per_block, threads=threads, progress=progress)
     else:
