@@ -66,7 +66,7 @@ _TOTAL_ONLY: dict[MemoryFn, MemoryFn] = {training_memory_bytes: training_memory_
 _BLOCK_STEP_SHARE = 0.1
 
 
-def _dim(axis: str) -> int:
+def dim_of(axis: str) -> int:
     """The dimension of `Space.block` along which `axis` varies."""
     return 0 if axis in OUTER else 1 + INNER_AXES.index(axis)
 
@@ -86,7 +86,7 @@ class _Sub:
         sub-block), and where those values sit in this sub-block."""
         live = tuple(np.flatnonzero(mask.any(axis=tuple(i for i in range(mask.ndim) if i != d)))
                      for d in range(mask.ndim))
-        values = {n: np.take(a, live[_dim(n)], axis=_dim(n)) for n, a in self.values.items()}
+        values = {n: np.take(a, live[dim_of(n)], axis=dim_of(n)) for n, a in self.values.items()}
         return _Sub(values=values, keep=tuple(k[x] for k, x in zip(self.keep, live, strict=True)),
                     full=self.full, offset=self.offset), live
 
@@ -170,4 +170,5 @@ def merge_top(best: tuple[FloatArray, FloatArray, IntArray], step: FloatArray, m
     return s[order], m[order], i[order]
 
 
-__all__ = ["MEMORY_REASON", "UNDEFINED_REASON", "MemoryFn", "StepFn", "Tally", "evaluate_block", "merge_top", "quiet"]
+__all__ = ["MEMORY_REASON", "UNDEFINED_REASON", "MemoryFn", "StepFn", "Tally", "dim_of", "evaluate_block", "merge_top",
+           "quiet"]

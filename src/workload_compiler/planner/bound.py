@@ -28,8 +28,8 @@ import numpy as np
 
 from ..arch.model import ModelArch
 from ..perf.layout import FloatArray, Hardware, IntArray, TrainingSetup
-from .blocks import MEMORY_REASON, UNDEFINED_REASON, MemoryFn, StepFn, Tally, evaluate_block, quiet
-from .grid import INNER_AXES, Rule, Space, layout_of
+from .blocks import MEMORY_REASON, UNDEFINED_REASON, MemoryFn, StepFn, Tally, dim_of, evaluate_block, quiet
+from .grid import INNER_AXES, BoolArray, Rule, Space, layout_of
 from .pool import in_order
 
 Progress = Callable[[int, int], None]
@@ -60,14 +60,22 @@ def row_bounds(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space
         alive &= ok
     per_row = alive.reshape(shape[0], -1).sum(axis=1)
     rc_dim = 1 + INNER_AXES.index("recompute")
-    somewhere = alive.any(axis=rc_dim, keepdims=True)
-    relaxed = {**values, "recompute": np.zeros((1,) * len(shape), dtype=np.int64)}
-    layout = layout_of(relaxed, space)
+    somewhere: BoolArray = np.asarray(alive.any(axis=rc_dim, keepdims=True))
+    bound = np.full(shape[0], np.inf)
+    if not somewhere.any():
+        return bound, per_row
+    # only the values some point keeps (of rows, micro-batches, ZeRO stages, ep, etp): smaller arrays
+    nd = somewhere.ndim
+    live = tuple(np.flatnonzero(somewhere.any(axis=tuple(i for i in range(nd) if i != d))) for d in range(nd))
+    relaxed = {n: np.take(a, live[dim_of(n)], axis=dim_of(n)) if a.shape[dim_of(n)] > 1 else a
+               for n, a in values.items() if n != "recompute"}
+    relaxed["recompute"] = np.zeros((1,) * nd, dtype=np.int64)
+    kept = somewhere[np.ix_(*live)]
     with quiet():
-        step = np.broadcast_to(step_fn(arch, setup, layout, hw).step_time_s, somewhere.shape)
+        step = np.broadcast_to(step_fn(arch, setup, layout_of(relaxed, space), hw).step_time_s, kept.shape)
     defined = np.isfinite(step) & (step > 0)
-    bound = np.where(somewhere, np.where(defined, step, -np.inf), np.inf)
-    return bound.reshape(shape[0], -1).min(axis=1), per_row
+    bound[live[0]] = np.where(kept, np.where(defined, step, -np.inf), np.inf).reshape(len(live[0]), -1).min(axis=1)
+    return bound, per_row
 
 
 def bounded_search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space, rule_list: list[Rule],
