@@ -7,7 +7,8 @@ batch 8192, uneven pipeline splits included.
 
 Two rates of ours, both honest about what they count:
   search      layouts enumerated per second by a whole `planner.search` (structural rules, memory
-              model on the structurally valid ones, step-time model on those that fit, ranking)
+              model on the structurally valid ones, step-time model on those that fit, ranking;
+              in a space the bound prunes, on the rows it does not rule out: planner/bound.py)
   model       layouts per second through the memory AND step-time models (the same work one
               llm-analysis `train()` call does for one layout): the structurally valid layouts of
               the space, tiled to ~1M, evaluated as arrays in chunks of MODEL_CHUNK
@@ -39,6 +40,7 @@ from workload_compiler.perf.layout import Hardware, Layout, TrainingSetup
 from workload_compiler.perf.memory import training_memory_bytes
 from workload_compiler.perf.step_time import training_step
 from workload_compiler.planner import build_space, search
+from workload_compiler.planner.bound import BOUND_REASON
 from workload_compiler.planner.grid import layout_of, rules
 from workload_compiler.planner.pool import planner_threads
 from workload_compiler.planner.search_cache import disabled
@@ -118,12 +120,21 @@ def deepseek(repeat: int) -> None:
     if before is not None:
         os.environ["WKC_PLANNER_THREADS"] = before
     assert result is not None and result.best is not None
+    every_secs = []
+    for _ in range(repeat):     # every layout through the models (no bound): the same best layouts
+        t0 = time.perf_counter()
+        every = search(arch, DEEPSEEK_SETUP, hw, 1024, bound=False)
+        every_secs.append(time.perf_counter() - t0)
+    assert [x.to_dict() for x in every.layouts] == [x.to_dict() for x in result.layouts]
     b = result.best
     one, default = statistics.median(by_threads[1]), statistics.median(by_threads[n_threads])
     print(f"case: DeepSeek-V3, seq 4096, batch 8192, 1024 x h100-sxm, fp8: {result.evaluated:,} layouts, "
-          f"{result.feasible:,} fit; median {default:.2f} s over {repeat} runs on {n_threads} threads "
+          f"{result.feasible:,} fit of those evaluated, {result.rejected.get(BOUND_REASON, 0):,} valid ones ruled "
+          f"out by the bound; median {default:.2f} s over {repeat} runs on {n_threads} threads "
           f"({'meets' if default <= GOAL_DEEPSEEK_S else 'misses'} the {GOAL_DEEPSEEK_S:.0f} s goal); "
           f"1 thread {one:.2f} s ({one / default:.2f}x)")
+    print(f"  every layout evaluated (bound=False, {every.feasible:,} fit): median "
+          f"{statistics.median(every_secs):.2f} s, {statistics.median(every_secs) / default:.1f}x the bounded search")
     print(f"  best: tp {b.tp} pp {b.pp} dp {b.dp} ep {b.ep} vp {b.vp} mbs {b.micro_batch_size} {b.recompute} "
           f"zero {b.zero_stage}, split {b.first_stage_layers}/{b.middle_stage_layers}/{b.last_stage_layers} "
           f"({b.pipeline_layout}): step {b.step_time_s:.2f} s")
