@@ -79,12 +79,12 @@ def row_bounds(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space
 
 
 def bounded_search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space, rule_list: list[Rule],
-             counts: dict[str, int], tally: Tally, *, memory_fn: MemoryFn, step_fn: StepFn, cap: float, top_k: int,
-             rows_per_block: int, threads: int, progress: Progress | None) -> None:
-    """Branch and bound (planner/bound.py): every row's bound (and the rules' census), then rows in
-    full in the order of their bounds until the next one cannot beat the k-th best. A block's rows
-    keep their order in the space and its indices are mapped back to the whole space, so ties break
-    as in the exhaustive search."""
+                   counts: dict[str, int], tally: Tally, *, memory_fn: MemoryFn, step_fn: StepFn, cap: float,
+                   top_k: int, rows_per_block: int, threads: int, progress: Progress | None) -> None:
+    """Every row's bound (and the rules' census), then rows in full in the order of their bounds
+    until the next one cannot beat the k-th best, into `counts` and `tally`. A block's rows keep
+    their order in the space and its indices are mapped back to the whole space, so ties break as
+    in the exhaustive search."""
     n_rows, inner = space.shape[0], int(np.prod(space.shape[1:]))
     bounds, alive = np.empty(n_rows), np.zeros(n_rows, dtype=np.int64)
 

@@ -6,7 +6,7 @@ formed), then walked in blocks of outer rows against every inner value (blocks.p
 arrays, so a term that reads a few axes is computed once per value of those axes; 4-5x faster
 than 1-D chunks on DeepSeek-V3); the best k of each block are merged. With the model's own step
 function the rows are first bounded and only those that may hold one of the best k are evaluated
-(bound.py: branch and bound, the same best k; 2.7x faster on DeepSeek-V3 at 2,048 H100). Blocks
+(bound.py: branch and bound, the same best k; 4x faster on DeepSeek-V3 at 2,048 H100). Blocks
 run on a few threads (pool.py), each with its own tally, merged in block order, so the result is
 the one a single thread gives. The memory and step functions are parameters (defaulting to
 perf.memory and perf.step_time), so the search is tested with stand-ins and always runs the same
