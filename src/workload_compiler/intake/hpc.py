@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..errors import InputError
-from ..hpc.classes import CLASS_ALIASES, HaloTransport, HpcPrecision, SolverClass
+from ..hpc.classes import CLASS_ALIASES, SOLVER_CLASSES, HaloTransport, HpcPrecision, SolverClass
 from ..units import Bytes, BytesPerSecond, Count, Seconds, parse_count, typed_as_text, validated_by
 from . import limits as L
 from .common import ClusterCompute, Strict
@@ -68,7 +68,7 @@ class HpcApplication(Strict):
         if not isinstance(value, str):
             return value
         key = value.strip().lower().replace("-", "_").replace(" ", "_")
-        return CLASS_ALIASES.get(key, key)
+        return CLASS_ALIASES.get(key, key if key in SOLVER_CLASSES else value)   # an unknown name as written
 
 
 class HpcProblem(Strict):
