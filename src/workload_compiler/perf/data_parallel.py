@@ -55,7 +55,9 @@ def data_parallel_s(a: ModelArch, layout: Layout, hw: Hardware, t_mb: FloatArray
                           + rs(expert * share * bytes_per_param, n_exp, ep_etp, hw))
 
     grads = sync(grad_bytes, trained)
-    params = sync(gather_bytes, np.where(layout.zero >= 3, 1.0, trained))
+    # without adapters every parameter is gathered whatever the stage: no ZeRO axis in these arrays
+    # (the step model's hottest term; the planner's blocks broadcast ZeRO along its own axis)
+    params = sync(gather_bytes, 1.0 if adapters is None else np.where(layout.zero >= 3, 1.0, trained))
     w_fwd = t_mb / (3.0 + full)
     w_bwd = t_mb - w_fwd
     zero = layout.zero
