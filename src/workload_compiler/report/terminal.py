@@ -27,8 +27,7 @@ from .uncertainty_view import terminal_uncertainty
 
 _STYLE = {"given": "green", "assumed": "yellow", "derived": "cyan", "measured": "magenta"}
 _VERDICT_STYLE = {"meets target": "bold green", "feasible": "bold green", "target open": "bold yellow",
-                  "misses target": "bold yellow",
-                  "infeasible": "bold red"}
+                  "misses target": "bold yellow", "infeasible": "bold red"}
 SOURCE_WIDTH = 8     # "assumed", "measured"
 MAX_LABEL = 30
 
