@@ -85,3 +85,18 @@ def test_the_tier_and_retained_versions_the_user_gives_are_used() -> None:
     assert spec.storage.tier == "best" and spec.provenance["storage.tier"].source == "given"
     assert spec.storage.capacity_bytes == pytest.approx(5 * spec.storage.checkpoint_bytes / 0.8)
     assert spec.storage.replica_load_s == pytest.approx(spec.storage.replica_load_by_tier_s["best"])
+
+
+def test_separate_prefill_and_decode_pools_load_as_their_larger_replica() -> None:
+    spec = compile_workload({"kind": "inference", "model": {"preset": "llama3.3-70b"},
+                             "compute": {"accelerator": "h200-sxm"},
+                             "serving": {"weights": "fp8", "kv_cache_dtype": "fp8", "input_tokens": 8192,
+                                         "output_tokens": 512, "request_rate": "4/s", "ttft": {"p99": "3s"},
+                                         "tpot": {"p99": "20ms"}, "availability": "none",
+                                         "mode": "disaggregated"}})
+    assert spec.inference is not None and spec.inference["mode"] == "disaggregated"
+    assert isinstance(spec.storage, ServingStorage)
+    pools = [spec.inference["prefill_pool"], spec.inference["decode_pool"]]
+    nodes = max(-(-p["gpus_per_replica"] // 8) for p in pools)          # DGX H200: 8 GPUs a node
+    assert spec.storage.replica_load_s == pytest.approx(spec.storage.checkpoint_bytes / (nodes * 4e9))
+    assert spec.storage.fleet_load_s >= spec.storage.replica_load_s
