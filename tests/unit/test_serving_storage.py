@@ -53,7 +53,8 @@ def test_without_gpudirect_storage_the_host_path_can_bind() -> None:
     assert (direct.node_read_bytes_per_s, direct.node_read_binding) == (80e9, "storage tier")
 
 
-@pytest.mark.parametrize(("key", "value"), [("tier", "fastest"), ("fill_fraction", 1.5), ("replicas", 0)])
+@pytest.mark.parametrize(("key", "value"), [("tier", "fastest"), ("fill_fraction", 1.5), ("replicas", 0),
+                                            ("retained_checkpoints", 0)])
 def test_bad_arguments_name_their_field(key: str, value: object) -> None:
     kw = {**BASE, "replicas": 1, "gpus_per_replica": 8, "gpus": 8, "gpus_per_node": 8, "tier": "good", key: value}
     with pytest.raises(InputError) as err:
@@ -100,3 +101,9 @@ def test_separate_prefill_and_decode_pools_load_as_their_larger_replica() -> Non
     nodes = max(-(-p["gpus_per_replica"] // 8) for p in pools)          # DGX H200: 8 GPUs a node
     assert spec.storage.replica_load_s == pytest.approx(spec.storage.checkpoint_bytes / (nodes * 4e9))
     assert spec.storage.fleet_load_s >= spec.storage.replica_load_s
+
+
+def test_a_fleet_keeps_at_least_the_checkpoint_it_serves() -> None:
+    with pytest.raises(InputError) as err:
+        compile_workload({**LLAMA_8B, "storage": {"retained_checkpoints": 0}})
+    assert err.value.field == "storage.retained_checkpoints" and "at least 1 for serving" in str(err.value)

@@ -27,6 +27,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from ..errors import InputError
 from ..units import Bytes, Count, PerSecond, Seconds
 from . import limits as L
 from .common import ComputeIntake, ModelIntake, Strict
@@ -196,6 +197,9 @@ class InferenceWorkload(InfrastructureIntake):
         reject_unread("reliability", self.reliability, FAILURE_KEYS,
                       "a training run's restart and checkpoint cadence, not read for serving; the reliability keys "
                       "of a serving fleet: " + ", ".join(FAILURE_KEYS))
+        if self.storage.retained_checkpoints == 0:
+            raise InputError("storage.retained_checkpoints", 0, "at least 1 for serving: a fleet keeps the "
+                             "checkpoint it serves (its replicas reload it after every restart)")
         reject_unread("compute.parallelism", self.compute.parallelism, SERVING_LAYOUT_KEYS,
                       "a training layout's, not read for serving: a replica's layout is tp, pp and ep; the replica "
                       "count follows from the load (bound it with compute.gpus, compute.max_gpus or "

@@ -64,7 +64,7 @@ def serving_storage(*, checkpoint_bytes: float, replicas: int, gpus_per_replica:
     per_replica = require_int("inference.gpus_per_replica", gpus_per_replica)
     n_gpus = require_int("compute.gpus", gpus)
     gpn = require_int("compute.gpus_per_node", gpus_per_node)
-    kept = require_int("storage.retained_checkpoints", retained_checkpoints, minimum=0)
+    kept = require_int("storage.retained_checkpoints", retained_checkpoints)   # the served one at least
     fill = require_positive("storage.fill_fraction", fill_fraction)
     if fill > 1:
         raise InputError("storage.fill_fraction", fill_fraction, "a fraction in (0, 1]")
