@@ -72,9 +72,10 @@ def test_fields_only_fill_rules_are_assumptions_with_reasons() -> None:
 
 
 def test_swiglu_ffn_rule_rounds_to_256() -> None:
-    """LLaMA: 8/3 x 4096 = 10922.7 -> 11008 with multiple_of 256 (Touvron et al. 2023, Llama 2 7B)."""
+    """LLaMA: 8/3 x 4096 = 10922.7 -> 11008 with multiple_of 256 (Touvron et al. 2023, Llama 2 7B); the
+    vocabulary assumed is LLaMA-3's 128,256 (meta-llama/Meta-Llama-3-8B config.json)."""
     arch, _ = _resolve(layers=32, hidden_size=4096, attention_heads=32, mlp="swiglu")
-    assert arch.ffn_hidden_size == 11008 and arch.vocab_size == 32000
+    assert arch.ffn_hidden_size == 11008 and arch.vocab_size == 128256
 
 
 @pytest.mark.parametrize(("fields", "field"), [

@@ -111,6 +111,9 @@ def shape_from_params(params: float, layers: int | None = None, hidden: int | No
 # A gated MLP's width is ~8/3 x hidden (LLaMA: 2/3 of 4h, rounded up); a GeLU MLP's is 4 x hidden (GPT).
 # Between the two, this ratio tells them apart: LLaMA 2 13B 2.70, LLaMA 3 8B 3.5, Mistral 7B 3.5, GPT-3 4.0.
 GATED_WIDTH_MAX = 3.75
+# The vocabulary assumed for a gated model that gives none: LLaMA-3's (meta-llama/Meta-Llama-3-8B
+# config.json, the llama3-8b preset). LLaMA-2's 32,000 undercounts every current gated family's head.
+GATED_VOCAB = 128256
 
 
 def _mlp_by_shape(values: dict[str, Any]) -> tuple[str, str]:
@@ -147,8 +150,9 @@ def _fill(values: dict[str, Any], trace: Trace, path: str, params_rule: bool) ->
     ffn = 256 * math.ceil(8 * hidden / 3 / 256) if gated else 4 * hidden
     assume("ffn_hidden_size", ffn, "8/3 x hidden rounded up to a multiple of 256 (LLaMA SwiGLU convention)"
            if gated else "4 x hidden (GPT convention; Vaswani et al. 2017)")
-    assume("vocab_size", 32000 if gated else MEGATRON_VOCAB,
-           "32,000 (LLaMA-2 tokenizer; gated MLP given)" if gated
+    assume("vocab_size", GATED_VOCAB if gated else MEGATRON_VOCAB,
+           "128,256 (the LLaMA-3 tokenizer, preset llama3-8b; gated families since use 128k-256k entries, e.g. "
+           "Qwen3 151,936, DeepSeek-V3 129,280): give vocab_size, the head and embedding scale with it" if gated
            else "51,200 (Megatron-LM GPT, Narayanan 2021)")
     assume("tied_embeddings", params_rule, "untied input and output embeddings assumed")
 
