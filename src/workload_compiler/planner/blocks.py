@@ -102,6 +102,19 @@ def quiet() -> np.errstate:
     return np.errstate(divide="ignore", invalid="ignore", over="ignore")
 
 
+def rule_mask(space: Space, r0: int, r1: int, rule_list: list[Rule],
+              counts: dict[str, int]) -> tuple[dict[str, IntArray], np.ndarray]:
+    """The block of rows r0..r1 (`Space.block`) and where no rule rejects it; each rejected layout
+    counted under the first rule it breaks."""
+    values = space.block(r0, r1)
+    alive = np.ones((r1 - r0, *space.shape[1:]), dtype=bool)
+    for reason, ok_fn in rule_list:
+        ok = np.asarray(ok_fn(values), dtype=bool)
+        counts[reason] += int(np.count_nonzero(alive & ~ok))
+        alive &= ok
+    return values, alive
+
+
 def evaluate_block(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space, r0: int, r1: int,
                    rule_list: list[Rule], counts: dict[str, int], tally: Tally, *, memory_fn: MemoryFn,
                    step_fn: StepFn, cap: float, top_k: int) -> None:
@@ -111,13 +124,8 @@ def evaluate_block(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: S
     divides, an ep x etp too large for all of them) are cut (cutting again by what fits in memory
     measured slower: few values are dead everywhere). Element by element the arithmetic is the one
     a 1-D evaluation does, so the results are the same."""
-    values = space.block(r0, r1)
-    shape = (r1 - r0, *space.shape[1:])
-    alive = np.ones(shape, dtype=bool)
-    for reason, ok_fn in rule_list:
-        ok = np.asarray(ok_fn(values), dtype=bool)
-        counts[reason] += int(np.count_nonzero(alive & ~ok))
-        alive &= ok
+    values, alive = rule_mask(space, r0, r1, rule_list, counts)
+    shape = alive.shape
     n_alive = int(np.count_nonzero(alive))
     if n_alive == 0:
         return
@@ -171,4 +179,4 @@ def merge_top(best: tuple[FloatArray, FloatArray, IntArray], step: FloatArray, m
 
 
 __all__ = ["MEMORY_REASON", "UNDEFINED_REASON", "MemoryFn", "StepFn", "Tally", "dim_of", "evaluate_block", "merge_top",
-           "quiet"]
+           "quiet", "rule_mask"]

@@ -28,7 +28,17 @@ import numpy as np
 
 from ..arch.model import ModelArch
 from ..perf.layout import FloatArray, Hardware, IntArray, TrainingSetup
-from .blocks import MEMORY_REASON, UNDEFINED_REASON, MemoryFn, StepFn, Tally, dim_of, evaluate_block, quiet
+from .blocks import (
+    MEMORY_REASON,
+    UNDEFINED_REASON,
+    MemoryFn,
+    StepFn,
+    Tally,
+    dim_of,
+    evaluate_block,
+    quiet,
+    rule_mask,
+)
 from .grid import INNER_AXES, BoolArray, Rule, Space, layout_of
 from .pool import in_order
 
@@ -51,13 +61,8 @@ def row_bounds(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space
                rule_list: list[Rule], counts: dict[str, int], step_fn: StepFn) -> tuple[FloatArray, IntArray]:
     """(lower bound on the step time, layouts no rule rejects) of rows r0..r1; each layout a rule
     rejects is counted under the first rule it breaks, as the block evaluation counts them."""
-    values = space.block(r0, r1)
-    shape = (r1 - r0, *space.shape[1:])
-    alive = np.ones(shape, dtype=bool)
-    for reason, ok_fn in rule_list:
-        ok = np.asarray(ok_fn(values), dtype=bool)
-        counts[reason] += int(np.count_nonzero(alive & ~ok))
-        alive &= ok
+    values, alive = rule_mask(space, r0, r1, rule_list, counts)
+    shape = alive.shape
     per_row = alive.reshape(shape[0], -1).sum(axis=1)
     rc_dim = 1 + INNER_AXES.index("recompute")
     somewhere: BoolArray = np.asarray(alive.any(axis=rc_dim, keepdims=True))
