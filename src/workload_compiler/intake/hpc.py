@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ..errors import InputError
+from ..errors import InputError, canonical_id
 from ..hpc.classes import CLASS_ALIASES, SOLVER_CLASSES, HaloTransport, HpcPrecision, SolverClass
 from ..units import Bytes, BytesPerSecond, Count, Seconds, parse_count, typed_as_text, validated_by
 from . import limits as L
@@ -67,7 +67,7 @@ class HpcApplication(Strict):
         """'Lattice-Boltzmann', 'MD', 'HPL': the class a common name means (hpc/classes.py CLASS_ALIASES)."""
         if not isinstance(value, str):
             return value
-        key = value.strip().lower().replace("-", "_").replace(" ", "_")
+        key = str(canonical_id(value)).replace("-", "_").replace(" ", "_")
         return CLASS_ALIASES.get(key, key if key in SOLVER_CLASSES else value)   # an unknown name as written
 
 

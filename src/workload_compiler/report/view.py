@@ -193,7 +193,7 @@ def verdict(spec: SystemSpec) -> tuple[str, str]:
         return "warn", f"Compiles, with {n} collision{'s' if n > 1 else ''}: {names}"
     v = spine_verdict(spec)
     if v.code == "target open":
-        return "warn", f"Compiles; {v.text.split('; ', 1)[1]}"
+        return "warn", "Compiles; " + v.text.removeprefix("feasible; ")
     return "ok", "Compiles: every pinned constraint is met"
 
 

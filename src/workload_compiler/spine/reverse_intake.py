@@ -51,6 +51,7 @@ def answer(spec: SystemSpec, hall: Hall, hall_gpus: int | None = None) -> dict[s
     if spec.kind == "inference":
         inf, obj = plain(spec.inference), plain(spec.objective)
         tps = float(inf.get("request_rate_per_s") or 0.0) * float(obj.get("output_tokens") or 0.0)
+
         def at(k: str) -> str:
             pct = str(inf.get(f"{k}_percentile") or "p99")
             value = format_duration(float(inf[f"{k}_s"]))

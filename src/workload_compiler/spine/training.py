@@ -219,6 +219,7 @@ class TrainingPlan:
     resolved: ResolvedTraining
     hardware: Hardware              # at the chosen count: the scale-out bandwidth of its fabric
     choice: GpuChoice | None        # None: infeasible before a count was chosen (spec says why)
+    best: RankedLayout | None = None   # the layout the spec was built on (None: none fits)
 
 
 def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives: bool = True) -> SystemSpec:
@@ -263,7 +264,7 @@ def plan_training(w: TrainingWorkload, catalog: Catalog, resolved: ResolvedTrain
             break
         # just under target x goodput, so a count that meets it only to rounding is not taken again
         aim = target * (spec.reliability.goodput if isinstance(spec.reliability, ReliabilityLayer) else 1.0) * 0.999
-    return TrainingPlan(spec=spec, resolved=r, hardware=hw, choice=choice)
+    return TrainingPlan(spec=spec, resolved=r, hardware=hw, choice=choice, best=best)
 
 
 def fabric_hardware_for(w: TrainingWorkload, catalog: Catalog, hw: Hardware, trace: Trace) -> Callable[[int], Hardware]:

@@ -35,11 +35,11 @@ MIN_RUNS = 3      # fewer held-out runs of a kind than this give no band (one ru
 MANY_RUNS = 10    # from this many runs up a band is a percentile; below, the extreme errors seen
 
 
-
 def sized_for_deadline(spec: SystemSpec) -> bool:
     """The training GPU count was sized for the deadline (its provenance is that rule's)."""
     chosen = spec.provenance.get("compute.gpus")
     return chosen is not None and chosen.formula == SIZED_FOR_DEADLINE
+
 
 def error_factor(errors: Sequence[float]) -> float:
     """f of a symmetric band (the published value within a factor f of the prediction, either way)

@@ -26,7 +26,6 @@ from ..perf.fitted import FITTED, TrainingConstants
 from ..perf.layout import RECOMPUTE_NAMES, FloatArray, Hardware, Layout, TrainingSetup
 from ..perf.step_time import training_step
 from ..planner.search import search
-from ..planner.tight_memory import search_at_count
 from ..reliability import ReliabilityLayer
 from ..spine.result import ComputeLayer
 from ..spine.training import plan_training
@@ -76,7 +75,7 @@ def compile_record(ri: RecordIntake, catalog: Catalog) -> TrainingCase:
     gpus = int(ri.intake["compute"]["gpus"])
     pins = w.compute.parallelism
     if spec.feasible and isinstance(spec.compute, ComputeLayer):
-        best = search_at_count(r.arch, r.setup, hw, gpus, pins, top_k=1).best
+        best = planned.best      # the layout compile built on: its search is not run again
         fits, binding = True, None
     else:
         best = search(r.arch, r.setup, hw, gpus, pins, top_k=1, memory_fn=_unlimited).best
