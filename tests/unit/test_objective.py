@@ -180,8 +180,9 @@ def test_deadline_search_reports_none_when_the_cap_is_too_small() -> None:
 
 
 def test_a_second_pass_at_a_shorter_deadline_reuses_the_first_ones_misses() -> None:
-    """The goodput pass: what missed the longer deadline misses the shorter one; the walk starts
-    from the largest known miss and probes no count below it again, and still answers exactly."""
+    """A second walk (another fabric, or the uncapped one after a cap binds) reuses what the first
+    searched: what missed the longer deadline misses the shorter one; the walk starts from the
+    largest known miss and probes no count below it again, and still answers exactly."""
     asked: list[int] = []
 
     def tps(n: int) -> float:
@@ -221,12 +222,12 @@ def test_the_second_sub_ladder_starts_where_the_first_ones_misses_point() -> Non
     assert three == [768, 896]      # and the finer rung below the answer, 7 x 16 nodes: it misses
 
 
-def test_the_sub_ladder_with_the_lower_first_probe_is_walked_first() -> None:
-    """Starting at 20 GPUs the 3 x 2^a rung 24 comes before the power-of-two rung 32: that walk goes
-    first, answers 768 (10 tokens/s per GPU, the deadline needs 700), and the power-of-two walk is then
-    searched only below 768 (512 misses), so 1,024 is never searched. Powers first would have
-    searched 32, 1,024, 512, 768 and 384."""
+def test_the_walk_goes_up_the_whole_ladder_then_certifies_each_sub_ladder_below_its_hit() -> None:
+    """Starting at 20 GPUs (10 tokens/s per GPU, the deadline needs 700): 24 misses and names 700,
+    so the walk jumps to 768, which meets it. Each sub-ladder is then certified at or below 768: of
+    the power-of-two rungs only the top one, 512, is searched (it misses, so every power below does),
+    and of the 3 x 2^a rungs the one below the hit, 384. 1,024 is never searched."""
     asked, tps = _linear_recording(10.0)
     found = gpus_for_deadline(1e12, 1e12 / (10.0 * 700), tps, node_gpus=8, start_gpus=20, max_gpus=100_000)
     assert found.gpus == 768
-    assert asked == [24, 768, 384, 512, 640]    # 640 = 5 x 16 nodes, the finer rung below 768: it misses
+    assert asked == [24, 768, 512, 384, 640]    # 640 = 5 x 16 nodes, the finer rung below 768: it misses

@@ -95,6 +95,10 @@ def test_plan_meets_the_deadline_after_failures_as_compile_does(tmp_path: Path) 
     assert plan["gpus"] == spec["compute"]["gpus"] == plan["deadline_search"]["gpus"]
     assert plan["gpus"] > 64
     assert plan["deadline_search"]["probes_time_to_train_s"]["64"] < 19.35 * 86400
+    # the walk compares each count after failures: every count tried below the answer misses then
+    adjusted = {int(n): t for n, t in plan["deadline_search"]["probes_goodput_adjusted_time_to_train_s"].items()}
+    assert adjusted[plan["gpus"]] <= 19.35 * 86400 < adjusted[64]
+    assert all(t > 19.35 * 86400 for n, t in adjusted.items() if n < plan["gpus"])
     obj = plan["objective"]
     assert obj["meets_deadline"] is True and obj["goodput_adjusted_time_to_train_s"] <= obj["deadline_s"]
     assert obj["goodput_adjusted_time_to_train_s"] == spec["objective"]["goodput_adjusted_time_to_train_s"]

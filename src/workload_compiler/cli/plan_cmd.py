@@ -141,9 +141,12 @@ def _plan(w: TrainingWorkload, top: int) -> dict[str, Any]:
     if dl is not None:
         doc["deadline_search"] = {"gpus": dl.gpus, "flops_bound_gpus": dl.flops_bound_gpus,
                                   "start_gpus": dl.start_gpus, "max_gpus": dl.max_gpus,
-                                  "steady_state_deadline_s": dl.deadline_s,
+                                  "steady_state_deadline_s": dl.steady_state_deadline_s,
                                   "probes_time_to_train_s": {str(n): t if math.isfinite(t) else None
-                                                             for n, t in sorted(dl.probes.items())}}
+                                                             for n, t in sorted(dl.probes.items())},
+                                  "probes_goodput_adjusted_time_to_train_s": {
+                                      str(n): t / g for n, t in sorted(dl.probes.items())
+                                      if math.isfinite(t) and (g := dl.goodputs.get(n))}}
     return doc
 
 

@@ -115,16 +115,17 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
 
     `best_tokens_per_s(n)` is the throughput of the best layout on n GPUs, 0 when no layout
     exists there. Time to train need not fall monotonically along the whole ladder: 3 x 2^a nodes
-    factor worse than the 2^a on either side (96 GPUs can train slower than 64), so the ladder is
-    searched as its two sub-ladders, 2^a nodes and 3 x 2^a nodes, each assumed monotone (more GPUs
-    of the same factoring never train slower); the answer is the smaller of the two. The one whose
-    first probe is the smaller count is walked first, the other only below its answer. See
-    `_smallest_meeting`.
-    `known`: times to train already found at some counts (an earlier pass at a longer deadline);
-    each walk starts from the largest count known to miss, since the rungs below it miss too.
+    can factor worse than the 2^a on either side (96 GPUs can train slower than 64), so the answer
+    is certified on each sub-ladder, 2^a nodes and 3 x 2^a nodes, each assumed monotone (more GPUs
+    of the same factoring never train slower). First a walk up the whole ladder finds one count
+    that meets the deadline (`_walk_up`); then, on each sub-ladder, the smallest count at or below
+    it that does (`_smallest_meeting`, its first probe the sub-ladder's top rung there); the answer
+    is the smaller of the two. A sub-ladder whose top rung under the hit misses costs that one
+    probe at most.
+    `known`: times to train already found at some counts (an earlier pass); each sub-ladder's
+    bisection starts above the largest count known to miss, since the rungs below it miss too.
     `estimate_gpus`: a count the caller expects to meet the deadline (the FLOP bound at the best
-    published MFU): a first probe, never a bound; the rungs below it are still walked by the
-    bisection when it hits.
+    published MFU): the walk's first probe unless a known miss names a larger count; never a bound.
     """
     if not deadline_s > 0:
         raise InputError("target.time_to_train", deadline_s, "a positive duration")
@@ -141,40 +142,23 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
         k = n // node_gpus
         return k & (k - 1) == 0
 
-    misses = {n for n, t in known.items() if deadline_s < t < math.inf}
+    def missed() -> set[int]:
+        return {n for n, t in {**known, **probes}.items() if deadline_s < t < math.inf}
 
-    def first_probe(rungs: list[int]) -> tuple[int, int]:
-        """(the rungs below it known to miss, the walk's first probe), as indices into `rungs`."""
-        start = max((j for j, n in enumerate(rungs) if n in misses), default=0)
-        # Every miss seen so far, on either sub-ladder, names the count the deadline needs at
-        # linear scaling: the walk's first probe, never below it (the bisection still covers the
-        # rungs it skips, so an estimate that overshoots costs probes, not the answer).
-        seen = {**known, **probes}
-        named = max((n * t / deadline_s for n, t in seen.items() if deadline_s < t < math.inf),
-                    default=estimate_gpus)
-        return start, max(start, bisect.bisect_left(rungs, named))
-
-    def walk(rungs: list[int], probe: tuple[int, int] | None = None) -> int | None:
-        return _smallest_meeting(rungs, deadline_s, time_at, *(probe or first_probe(rungs)))
-
-    def first_count(rungs: list[int], probe: tuple[int, int]) -> float:
-        return rungs[probe[1]] if probe[1] < len(rungs) else math.inf
-
-    # The sub-ladder whose first probe is the smaller count is walked first: the other is then
-    # searched only below its answer, and a hit there is often below the other's first probe, which
-    # then costs no search at all (the DeepSeek-V3 example: the 3 x 2^a walk from 384 hits at 3,072,
-    # so 4,096 is never searched; 5 searches over both goodput passes instead of 6). Either order
-    # gives the same answer: the smaller of the two sub-ladders'.
-    powers = [n for n in ladder if power_of_two(n)]
-    threes = [n for n in ladder if not power_of_two(n)]
-    at_powers, at_threes = first_probe(powers), first_probe(threes)
-    if first_count(powers, at_powers) <= first_count(threes, at_threes):
-        lead, at_lead, other = powers, at_powers, threes
-    else:
-        lead, at_lead, other = threes, at_threes, powers
-    first = walk(lead, at_lead)
-    second = walk([n for n in other if first is None or n < first])
-    found = min((n for n in (first, second) if n is not None), default=None)
+    # Every miss seen names the count the deadline needs at linear scaling: the walk's first probe
+    # (the bisections still cover the rungs it skips, so an estimate that overshoots costs probes,
+    # not the answer).
+    named = max((n * t / deadline_s for n, t in known.items() if deadline_s < t < math.inf), default=estimate_gpus)
+    _, hit = _walk_up(ladder, deadline_s, time_at, 0, bisect.bisect_left(ladder, named))
+    top = ladder[hit] if hit is not None else ladder[-1] if ladder else 0
+    answers = []
+    for rungs in ([n for n in ladder if power_of_two(n) and n <= top],
+                  [n for n in ladder if not power_of_two(n) and n <= top]):
+        if rungs:
+            misses = missed()
+            start = 1 + max((j for j, n in enumerate(rungs) if n in misses), default=-1)
+            answers.append(_smallest_meeting(rungs, deadline_s, time_at, start, len(rungs) - 1))
+    found = min((n for n in answers if n is not None), default=None)
     if found is None:
         return DeadlineSearch(gpus=None, time_to_train_s=min(probes.values(), default=math.inf), probes=probes)
     # Below the answer, the rung that halves the ladder's last gap (every rung under the gap misses)
@@ -183,26 +167,20 @@ def gpus_for_deadline(tokens: float, deadline_s: float, best_tokens_per_s: Calla
     return DeadlineSearch(gpus=found, time_to_train_s=probes[found], probes=probes)
 
 
-def _smallest_meeting(ladder: list[int], deadline_s: float, time_at: Callable[[int], float],
-                      start: int = 0, first_probe: int | None = None) -> int | None:
-    """Smallest count of `ladder` (ascending, time to train non-increasing) with time_at <= deadline.
-    The rungs below `start` are known to miss; the walk probes `first_probe` (default `start`) first.
-
-    A walk up, then bisection between the last miss and the first hit. The walk jumps to the rung
-    that a miss itself names: n GPUs that train in t need about n x t / deadline when scaling is
-    linear, so a miss by 4x moves four-fold, not one rung; where scaling is worse (a batch or a
-    fabric that stops the speed-up) each further miss at least doubles the stride, as in galloping
-    search (Bentley & Yao 1976); where it is better (more GPUs free memory for a faster layout) the
-    bisection walks back. The bisection probes the rung just below the hit first, where a good
-    jump lands the boundary, then halves. A count with no layout at all (a divisibility hole, or
-    memory) says nothing about its neighbours: it is skipped rather than counted as a miss.
-    """
-    miss, hit, i, stride = start - 1, None, start if first_probe is None else max(start, first_probe), 1
+def _walk_up(ladder: list[int], deadline_s: float, time_at: Callable[[int], float],
+             start: int, first: int) -> tuple[int, int | None]:
+    """(index of the last miss, index of the first hit or None past the top) of a walk up `ladder`
+    from index `first` (at least `start`; the rungs below `start` are known to miss). The walk
+    jumps to the rung that a miss itself names: n GPUs that train in t need about n x t / deadline
+    when scaling is linear, so a miss by 4x moves four-fold, not one rung; where scaling is worse
+    (a batch or a fabric that stops the speed-up) each further miss at least doubles the stride, as
+    in galloping search (Bentley & Yao 1976). A count with no layout at all (a divisibility hole,
+    or memory) says nothing about its neighbours: it is stepped over rather than counted as a miss."""
+    miss, i, stride = start - 1, max(start, first), 1
     while i < len(ladder):
         t = time_at(ladder[i])
         if t <= deadline_s:
-            hit = i
-            break
+            return miss, i
         if math.isfinite(t):
             named = bisect.bisect_left(ladder, ladder[i] * t / deadline_s) - i
             step = max(named, stride)
@@ -210,6 +188,20 @@ def _smallest_meeting(ladder: list[int], deadline_s: float, time_at: Callable[[i
             miss, i = i, i + step
         else:
             i += 1
+    return miss, None
+
+
+def _smallest_meeting(ladder: list[int], deadline_s: float, time_at: Callable[[int], float],
+                      start: int = 0, first_probe: int | None = None) -> int | None:
+    """Smallest count of `ladder` (ascending, time to train non-increasing) with time_at <= deadline.
+    The rungs below `start` are known to miss; the walk probes `first_probe` (default `start`) first.
+
+    A walk up (`_walk_up`), then bisection between the last miss and the first hit; where scaling
+    is better than linear (more GPUs free memory for a faster layout) the bisection walks back. It
+    probes the rung just below the hit first, where a good jump lands the boundary, then halves. A
+    count with no layout at all is skipped rather than counted as a miss.
+    """
+    miss, hit = _walk_up(ladder, deadline_s, time_at, start, start if first_probe is None else first_probe)
     if hit is None:
         # The walk stepped past the end: the largest rung that has a layout decides (holes at the
         # top of the ladder are walked over, downwards, back to the last miss).

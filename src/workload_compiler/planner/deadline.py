@@ -9,6 +9,8 @@ of counts in perf.objective.gpus_for_deadline (whole nodes, 2^a and 3 x 2^a of t
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..arch.lora import lora_adapter_params
@@ -35,14 +37,22 @@ class DeadlinePlan:
 
     gpus: int | None
     plan: PlanResult | None               # the full search at `gpus` (None when not met)
-    best_time_s: float                    # time to train at `gpus`, or the best seen when not met
-    probes: dict[int, float]              # GPU count -> time to train of its best layout (inf: none fits)
+    best_time_s: float                    # the time the walk compared at `gpus` (after failures when it
+                                          # had a goodput), or the best seen when not met
+    probes: dict[int, float]              # GPU count -> steady-state time to train of its best layout
+                                          # (inf: none fits)
     flops_bound_gpus: int
     hold: HoldBound
     total_flops: float
     deadline_s: float
     max_gpus: int
     searches: dict[int, PlanResult] = field(default_factory=dict)
+    goodputs: dict[int, float] = field(default_factory=dict)   # GPU count -> goodput its time was divided by
+
+    @property
+    def steady_state_deadline_s(self) -> float:
+        """The steady-state time the answer had to reach: the deadline times its goodput."""
+        return self.deadline_s * self.goodputs.get(self.gpus or 0, 1.0)
 
     @property
     def start_gpus(self) -> int:
@@ -60,15 +70,28 @@ def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, to
                       memory_fn: MemoryFn = training_memory_bytes, step_fn: StepFn = training_step,
                       published_mfu: PublishedMfu | None = None,
                       progress: Progress | None = None,
-                      searched: dict[int, PlanResult] | None = None) -> DeadlinePlan:
+                      searched: dict[int, PlanResult] | None = None,
+                      goodput: Callable[[int, PlanResult], float] | None = None) -> DeadlinePlan:
     """Search GPU counts for the smallest that trains `tokens` within `deadline_s` (see module doc).
-    `searched`: planner searches of this workload already run, by GPU count (reused, and extended)."""
+    `searched`: planner searches of this workload already run, by GPU count (reused, and extended).
+    `goodput(n, search)`: the share of wall time a count's best layout trains after failures; each
+    count's time is divided by it, so the walk finds the fewest GPUs that meet the deadline after
+    failures in one pass (without it: the steady-state time)."""
     flops = total_training_flops(arch, tokens, setup.seq_len, lora_adapter_params(arch, setup.lora))
     peak, _ = gemm_precision(setup, hw)
     flops_bound = min_gpus_for_flops(flops, deadline_s, peak)
     hold = fewest_gpus_to_hold(arch, setup, hw, memory_fn)
     cap = max_gpus or DEFAULT_MAX_GPUS
     searches: dict[int, PlanResult] = {}
+    goodputs: dict[int, float] = {}
+
+    def effective_tokens_per_s(n: int, r: PlanResult) -> float:
+        """The best layout's tokens/s, times the goodput when one is given."""
+        if r.best is None:
+            return 0.0
+        if goodput is not None and n not in goodputs:
+            goodputs[n] = goodput(n, r)
+        return r.best.tokens_per_s * goodputs.get(n, 1.0)
 
     def best_tokens_per_s(n: int) -> float:
         r = searched.get(n) if searched is not None else None
@@ -78,16 +101,20 @@ def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, to
             if searched is not None:
                 searched[n] = r
         searches[n] = r
-        return r.best.tokens_per_s if r.best else 0.0
+        return effective_tokens_per_s(n, r)
 
-    known = {n: time_to_train_s(tokens, r.best.tokens_per_s) for n, r in (searched or {}).items() if r.best}
+    known = {n: time_to_train_s(tokens, effective_tokens_per_s(n, r))
+             for n, r in (searched or {}).items() if r.best}
     # the first probe: the FLOP bound at the best published MFU for this GPU and precision, where one is
     # known (a guess that saves the probes below it when it is close; the walk stays exact either way)
     estimate = flops_bound / published_mfu.mfu if published_mfu is not None and published_mfu.mfu > 0 else 0.0
     found = gpus_for_deadline(tokens, deadline_s, best_tokens_per_s, node_gpus=hw.gpus_per_node,
                               start_gpus=_start_gpus(flops_bound, hold), max_gpus=cap, known=known,
                               estimate_gpus=estimate)
+    ran = {**(searched or {}), **searches}     # every count probed was searched, here or by an earlier pass
+    steady = {n: time_to_train_s(tokens, best.tokens_per_s) if (best := ran[n].best) else math.inf
+              for n in found.probes}
     return DeadlinePlan(gpus=found.gpus, plan=searches.get(found.gpus) if found.gpus else None,
-                        best_time_s=found.time_to_train_s, probes=found.probes,
+                        best_time_s=found.time_to_train_s, probes=steady,
                         flops_bound_gpus=flops_bound, hold=hold, total_flops=flops,
-                        deadline_s=deadline_s, max_gpus=cap, searches=searches)
+                        deadline_s=deadline_s, max_gpus=cap, searches=searches, goodputs=goodputs)

@@ -1,7 +1,7 @@
 """Planner searches shared within one compile: the same search is run once.
 
 A compile searches the same (model, run, hardware, GPU count, pins) more than once: the deadline
-walk's goodput passes, each alternative the collision engine recompiles (a GPU cap lifted, two
+walks (capped, then uncapped), each alternative the collision engine recompiles (a GPU cap lifted, two
 sites) and each point of a sensitivity sweep start from the baseline's counts. `search` is a pure
 function of its inputs, so inside `shared_searches()` a repeated call returns the result already
 found. The memo lives in a context variable for the duration of the outermost `with`, so nothing

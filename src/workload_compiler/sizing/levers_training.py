@@ -120,7 +120,7 @@ def levers(ctx: Context) -> list[Variant]:
     regrid = {"compute.parallelism.dp": None}
     out += hall_sized(ctx, regrid) + two_sites(ctx, regrid)
     # the deadline search runs again without the limits: the count it finds meets the target after
-    # failures (the spine's goodput passes), which a steady-state count need not
+    # failures (the walk divides each count's time by its goodput), which a steady-state count need not
     what = ("as many GPUs as the deadline needs (no GPU limit)" if w.target.time_to_train else
             "the fewest whole nodes that hold the model (no GPU limit)")
     out.append(more_gpus(ctx, None, regrid, what))

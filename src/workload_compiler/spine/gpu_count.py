@@ -75,12 +75,14 @@ class GpuChoice:
 
 def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, setup: TrainingSetup,
                 hw: Hardware, catalog: Catalog, trace: Trace, deadline_s: float | None = None,
-                searched: dict[int, PlanResult] | None = None) -> GpuChoice:
+                searched: dict[int, PlanResult] | None = None,
+                goodput: Callable[[int, PlanResult], float] | None = None) -> GpuChoice:
     """The GPU count, by precedence: given > implied by pins > needed for the deadline > what a cap
-    or hall holds > the fewest whole nodes that hold the model. `deadline_s` is the steady-state
-    time the search aims at (default: target.time_to_train; the spine tightens it by the goodput).
-    `searched`: the planner searches on `hw` already run, by GPU count; reused and extended, so the
-    goodput passes do not search a count twice."""
+    or hall holds > the fewest whole nodes that hold the model. `deadline_s` is the time the
+    search aims at (default: target.time_to_train).
+    `searched`: the planner searches on `hw` already run, by GPU count; reused and extended, so a
+    second pass does not search a count twice. `goodput(n, search)`: the deadline is met after
+    failures (planner/deadline.py)."""
     pins = w.compute.parallelism
     implied = check_pins(pins, arch, w.compute.gpus)
     if w.compute.gpus is not None:
@@ -101,7 +103,8 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
     if deadline is not None:
         def for_deadline(limit: int) -> DeadlinePlan:
             return plan_for_deadline(arch, setup, hw, tokens=run.tokens, deadline_s=deadline, pins=pins,
-                                     max_gpus=limit, top_k=TOP_K, published_mfu=published, searched=cache)
+                                     max_gpus=limit, top_k=TOP_K, published_mfu=published, searched=cache,
+                                     goodput=goodput)
 
         walk = for_deadline(cap)
         if walk.gpus is not None:

@@ -237,15 +237,56 @@ def build_training_infrastructure(
     time_to_train_s: float, trace: Trace,
 ) -> Infrastructure:
     system = catalog.system(system_id)
-    counts = param_counts(arch)
+    fabric, switch = _training_fabric(intake, catalog, system, gpus=gpus, layout=layout, arch=arch,
+                                      seq_len=seq_len, global_batch=global_batch, trace=trace)
+    storage, reliability = _storage_and_reliability(intake, system, fabric, gpus=gpus, layout=layout, arch=arch,
+                                                    tokens=tokens, tokens_per_s=tokens_per_s,
+                                                    time_to_train_s=time_to_train_s)
+    for layer in (storage, reliability):
+        _record(trace, layer.assumptions, layer.formulas)
+    s = intake.storage
+    for key, value in (("tier", s.tier), ("checkpoint_mode", s.checkpoint_mode)):
+        if value is not None:
+            trace.given(f"storage.{key}", value)
+    software = build_software(intake, accelerator_vendor, "training", fabric=fabric,
+                              multi_node=gpus > system.gpus_per_node, trace=trace)
+    facility = build_facility(system, fabric, switch, intake, gpus=gpus, trace=trace)
+    return Infrastructure(fabric=fabric, storage=storage, reliability=reliability, software=software,
+                          facility=facility)
+
+
+def training_goodput(intake: InfrastructureIntake, catalog: Catalog, *, system_id: str, gpus: int,
+                     layout: dict[str, int], arch: ModelArch, seq_len: int, global_batch: int, tokens: float,
+                     tokens_per_s: float) -> float:
+    """The reliability layer's goodput of a layout on `gpus` GPUs, as `build_training_infrastructure`
+    computes it (the same fabric, storage and failure model; traced nowhere): what the deadline walk
+    divides each count's steady-state time to train by."""
+    system = catalog.system(system_id)
+    fabric, _ = _training_fabric(intake, catalog, system, gpus=gpus, layout=layout, arch=arch, seq_len=seq_len,
+                                 global_batch=global_batch, trace=Trace())
+    _, reliability = _storage_and_reliability(intake, system, fabric, gpus=gpus, layout=layout, arch=arch,
+                                              tokens=tokens, tokens_per_s=tokens_per_s,
+                                              time_to_train_s=tokens / tokens_per_s)
+    return reliability.goodput
+
+
+def _training_fabric(intake: InfrastructureIntake, catalog: Catalog, system: System, *, gpus: int,
+                     layout: dict[str, int], arch: ModelArch, seq_len: int, global_batch: int,
+                     trace: Trace) -> tuple[FabricLayer, Switch]:
     ep_bytes = ep_all_to_all_bytes_per_step(arch, layout, seq_len, global_batch)
     if ep_bytes:
         trace.derived("fabric.ep_bytes_per_gpu_per_step", ep_bytes,
                       "micro-batches x MoE layers/pp x 4 all-to-alls x tokens x top_k x h x 2 B x (ep-1)/ep")
-    fabric, switch = build_fabric(system, catalog, intake, gpus=gpus, layout=layout, trace=trace,
-                                  ep_bytes_per_step=ep_bytes or None)
+    return build_fabric(system, catalog, intake, gpus=gpus, layout=layout, trace=trace,
+                        ep_bytes_per_step=ep_bytes or None)
+
+
+def _storage_and_reliability(intake: InfrastructureIntake, system: System, fabric: FabricLayer, *, gpus: int,
+                             layout: dict[str, int], arch: ModelArch, tokens: float, tokens_per_s: float,
+                             time_to_train_s: float) -> tuple[StorageLayer, ReliabilityLayer]:
+    counts = param_counts(arch)
     s, r = intake.storage, intake.reliability
-    storage, reliability = plan_storage_and_reliability(
+    return plan_storage_and_reliability(
         gpus=gpus, gpus_per_node=system.gpus_per_node, params=counts.total, expert_params=counts.expert_params,
         tp=layout["tp"], pp=layout["pp"], dp=layout["dp"], cp=layout["cp"], ep=layout["ep"], etp=layout["etp"],
         zero=layout["zero_stage"],
@@ -260,16 +301,6 @@ def build_training_infrastructure(
         restart_s=r.restart_time, failure_rate=r.failure_rate, per_gpu_day=r.failures_per_gpu_day,
         per_node_day=r.failures_per_node_day, checkpoint_interval_s=r.checkpoint_interval,
         time_to_train_s=time_to_train_s)
-    for layer in (storage, reliability):
-        _record(trace, layer.assumptions, layer.formulas)
-    for key, value in (("tier", s.tier), ("checkpoint_mode", s.checkpoint_mode)):
-        if value is not None:
-            trace.given(f"storage.{key}", value)
-    software = build_software(intake, accelerator_vendor, "training", fabric=fabric,
-                              multi_node=gpus > system.gpus_per_node, trace=trace)
-    facility = build_facility(system, fabric, switch, intake, gpus=gpus, trace=trace)
-    return Infrastructure(fabric=fabric, storage=storage, reliability=reliability, software=software,
-                          facility=facility)
 
 
 def layer_dict(layer: Any) -> dict[str, Any]:

@@ -27,12 +27,11 @@ from ..planner.published import best_published_mfu
 from ..planner.result import PlanResult, RankedLayout
 from ..planner.tight_memory import search_at_count
 from ..provenance import Trace
-from ..reliability import ReliabilityLayer
 from ..sizing.result import Collision
 from .bottleneck import bottleneck_view, largest_step_terms
 from .fabric_pins import compute_switch, fabric_hardware
 from .gpu_count import MAX_SEARCH_GPUS, TOP_K, GpuChoice, choose_gpus
-from .infrastructure import build_training_infrastructure, layer_dict
+from .infrastructure import build_training_infrastructure, layer_dict, training_goodput
 from .node_choice import choose_accelerator, choose_system
 from .result import BottleneckLayer, ComputeLayer, ObjectiveLayer, ParallelismOut, SearchSummary, SystemSpec
 from .training_defaults import DEFAULT_ACCELERATOR, TrainingRunResolved, resolve_run
@@ -41,7 +40,7 @@ from .training_setup import check_host_link, note_unmeasured_kernels, resolve_se
 STEP_FORMULA = "training step-time model (perf/step_time.py)"
 MEMORY_FORMULA = "training memory model (perf/memory.py)"
 PLANNER_FORMULA = "planner optimum: fastest layout that fits (planner/search.py)"
-GOODPUT_PASSES = 3   # deadline searches: the first aims at the raw target, the next at target x goodput
+FABRIC_PASSES = 3   # deadline walks: again on the fabric of the count found, when it differs from the one searched
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,6 +96,15 @@ def _parallelism_provenance(pins: ParallelismIntake, trace: Trace) -> None:
             trace.derived(f"compute.parallelism.{key}", None, PLANNER_FORMULA)
 
 
+def parallelism_out(best: RankedLayout) -> ParallelismOut:
+    return ParallelismOut(tp=best.tp, pp=best.pp, dp=best.dp, cp=best.cp, ep=best.ep, etp=best.etp, vp=best.vp,
+                          micro_batch_size=best.micro_batch_size, recompute=best.recompute,
+                          sequence_parallel=best.sequence_parallel, zero_stage=best.zero_stage,
+                          first_stage_layers=best.first_stage_layers, middle_stage_layers=best.middle_stage_layers,
+                          last_stage_layers=best.last_stage_layers, pipeline_layout=best.pipeline_layout,
+                          activation_offload_layers=best.activation_offload_layers)
+
+
 def compute_layer(best: RankedLayout, hw: Hardware, accelerator_name: str, w: TrainingWorkload, gpus: int,
                   trace: Trace, warnings: list[str], mfu_basis: str) -> ComputeLayer:
     nodes = math.ceil(gpus / hw.gpus_per_node)
@@ -111,13 +119,7 @@ def compute_layer(best: RankedLayout, hw: Hardware, accelerator_name: str, w: Tr
     return ComputeLayer(
         accelerator=hw.accelerator_id, accelerator_name=accelerator_name, system=hw.system_id, gpus=gpus,
         nodes=nodes, gpus_per_node=hw.gpus_per_node,
-        parallelism=ParallelismOut(tp=best.tp, pp=best.pp, dp=best.dp, cp=best.cp, ep=best.ep, etp=best.etp,
-                                   vp=best.vp, micro_batch_size=best.micro_batch_size, recompute=best.recompute,
-                                   sequence_parallel=best.sequence_parallel, zero_stage=best.zero_stage,
-                                   first_stage_layers=best.first_stage_layers,
-                                   middle_stage_layers=best.middle_stage_layers,
-                                   last_stage_layers=best.last_stage_layers, pipeline_layout=best.pipeline_layout,
-                                   activation_offload_layers=best.activation_offload_layers),
+        parallelism=parallelism_out(best),
         step_time_s=best.step_time_s, step_breakdown_s=best.step_breakdown_s, tokens_per_s=best.tokens_per_s,
         tokens_per_s_per_gpu=best.tokens_per_s / gpus, model_tflops_per_gpu=best.model_flops_per_gpu_per_s / 1e12,
         mfu=best.mfu, mfu_basis=mfu_basis, memory_per_gpu_bytes=best.memory_per_gpu_bytes,
@@ -237,21 +239,23 @@ def plan_training(w: TrainingWorkload, catalog: Catalog, resolved: ResolvedTrain
     arch, run, catalog_hw, setup, trace = r.arch, r.run, r.hardware, r.setup, r.trace
     hw_for = fabric_hardware_for(w, catalog, catalog_hw, trace)
     hw = hw_for(_count_estimate(w))
-    # The deadline is met after failures: the search aims at the steady-state time that the goodput
-    # of the cluster it picks turns into the target (a fixed point, reached in two or three passes).
+    # The deadline is met after failures: the walk over GPU counts divides each count's steady-state
+    # time by the goodput of its best layout (`_goodput_of`), so one pass finds the fewest that meet it.
+    # A second pass runs only when the fabric of the count found is not the one searched on.
     target = w.target.time_to_train
-    aim = target
-    searched: dict[int, PlanResult] = {}     # planner searches on `hw`, by GPU count, across the passes
-    for _ in range(GOODPUT_PASSES):
+    searched: dict[int, PlanResult] = {}     # planner searches on `hw`, by GPU count
+    for _ in range(FABRIC_PASSES):
         spec = SystemSpec(kind="training", name=w.name or arch.name)
         try:
-            choice = choose_gpus(w, arch, run, setup, hw, catalog, trace, deadline_s=aim, searched=searched)
+            choice = choose_gpus(w, arch, run, setup, hw, catalog, trace, searched=searched,
+                                 goodput=_goodput_of(w, catalog, arch, run, hw))
         except Infeasible as exc:
             spec.feasible, spec.binding_constraint = False, f"{exc.binding}: {exc.detail}"
             spec.objective = objective_layer(arch, run, None, w, trace)
             spec.collisions = [Collision(constraint=exc.binding, detail=exc.detail)]
             return TrainingPlan(spec=spec, resolved=r, hardware=hw, choice=None)
         chosen_hw = hw_for(choice.gpus)
+        searched_on = hw
         if chosen_hw != hw:   # the fabric of the chosen count differs from the one searched: search it
             hw, choice = chosen_hw, dataclasses.replace(choice, plan=None)
             searched = {}
@@ -260,11 +264,30 @@ def plan_training(w: TrainingWorkload, catalog: Catalog, resolved: ResolvedTrain
         if objective is not None and choice.needed is not None:
             objective.gpus_for_target = choice.needed
         adjusted = objective.goodput_adjusted_time_to_train_s if objective else None
-        if best is None or not choice.for_deadline or target is None or adjusted is None or adjusted <= target:
+        if (best is None or not choice.for_deadline or target is None or adjusted is None or adjusted <= target
+                or hw == searched_on):
             break
-        # just under target x goodput, so a count that meets it only to rounding is not taken again
-        aim = target * (spec.reliability.goodput if isinstance(spec.reliability, ReliabilityLayer) else 1.0) * 0.999
     return TrainingPlan(spec=spec, resolved=r, hardware=hw, choice=choice, best=best)
+
+
+def _goodput_of(w: TrainingWorkload, catalog: Catalog, arch: ModelArch, run: TrainingRunResolved,
+                hw: Hardware) -> Callable[[int, PlanResult], float]:
+    """The goodput of a count's best layout, as the reliability layer of its compile computes it. A
+    count whose infrastructure cannot be built is walked on its steady-state time (goodput 1): its
+    compile names the reason."""
+    def goodput(gpus: int, plan: PlanResult) -> float:
+        best = plan.best
+        if best is None:
+            return 1.0
+        try:
+            return training_goodput(w, catalog, system_id=hw.system_id, gpus=gpus,
+                                    layout=parallelism_out(best).model_dump(), arch=arch,
+                                    seq_len=run.seq_len, global_batch=run.global_batch_size, tokens=run.tokens,
+                                    tokens_per_s=best.tokens_per_s)
+        except (Infeasible, InputError):
+            return 1.0
+
+    return goodput
 
 
 def fabric_hardware_for(w: TrainingWorkload, catalog: Catalog, hw: Hardware, trace: Trace) -> Callable[[int], Hardware]:
