@@ -8,7 +8,10 @@ start-up and work can be told apart. Each example is timed twice over: cold, eve
 empty search cache (the first compile of an intake on a machine, every search run), and warm, the
 searches found in the cache a first run left (the same intake compiled again:
 planner/search_cache.py). The verdict is the cold one; the warm median is beside it. The machine
-is shared: read the median, and the load average printed first.
+is shared: read the median, and the load average printed first. The machine's own speed is printed
+first too (a bare interpreter start and a fixed pure-Python loop), so figures from two machines
+can be compared: the goals were set on one 2-core machine, and the same command runs 3x slower on
+a slower one.
 
     python benchmarks/bench_compile.py [--runs 5] [--json]
 """
@@ -56,6 +59,20 @@ def in_process_s(example: Path) -> float:
     return time.perf_counter() - t0
 
 
+def machine_reference(runs: int) -> str:
+    """The median time of a bare `python -c pass` and of a fixed 10M-step Python loop, in fresh
+    processes: what this machine does with no wkc code at all."""
+    loop = "s = 0\nfor i in range(10_000_000):\n    s += i"
+    starts, loops = [], []
+    for _ in range(runs):
+        for code, into in (("pass", starts), (loop, loops)):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            into.append(time.perf_counter() - t0)
+    return (f"machine reference: python -c pass {statistics.median(starts):.3f} s, a 10M-step Python loop "
+            f"{statistics.median(loops):.2f} s (median of {runs})")
+
+
 def intakes() -> list[Path]:
     """The bundled intakes (an offers file is an input of `wkc supply --offers`, not an intake)."""
     return [p for p in sorted((ROOT / "examples").glob("*.yaml"))
@@ -77,6 +94,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="time `--json` output instead of the terminal report")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.runs} runs each")
+    print(machine_reference(args.runs))
     print(f"{'command':<36} {'median s':>9} {'best s':>8} {'goal s':>7} {'goal/med':>8} {'compile s':>9} "
           f"{'warm s':>8} {'warm':>4}  cold")
     print(row("wkc --help", wall_times(["--help"], args.runs), HELP_GOAL_S, None))

@@ -18,7 +18,7 @@ from ..arch.lora import lora_adapter_params
 from ..arch.model import ModelArch
 from ..arch.resolve import resolve_model
 from ..catalog.loader import Catalog
-from ..errors import Infeasible, InputError
+from ..errors import Infeasible, InputError, WorkloadError
 from ..intake.common import ComputeIntake, ParallelismIntake
 from ..intake.training import TrainingWorkload
 from ..perf.gemm_precision import gemm_precision
@@ -284,7 +284,7 @@ def _goodput_of(w: TrainingWorkload, catalog: Catalog, arch: ModelArch, run: Tra
                                     layout=parallelism_out(best).model_dump(), arch=arch,
                                     seq_len=run.seq_len, global_batch=run.global_batch_size, tokens=run.tokens,
                                     tokens_per_s=best.tokens_per_s)
-        except (Infeasible, InputError):
+        except WorkloadError:
             return 1.0
 
     return goodput
