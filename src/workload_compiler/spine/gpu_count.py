@@ -74,15 +74,14 @@ class GpuChoice:
 
 
 def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, setup: TrainingSetup,
-                hw: Hardware, catalog: Catalog, trace: Trace, deadline_s: float | None = None,
+                hw: Hardware, catalog: Catalog, trace: Trace,
                 searched: dict[int, PlanResult] | None = None,
                 goodput: Callable[[int, PlanResult], float] | None = None) -> GpuChoice:
     """The GPU count, by precedence: given > implied by pins > needed for the deadline > what a cap
-    or hall holds > the fewest whole nodes that hold the model. `deadline_s` is the time the
-    search aims at (default: target.time_to_train).
-    `searched`: the planner searches on `hw` already run, by GPU count; reused and extended, so a
-    second pass does not search a count twice. `goodput(n, search)`: the deadline is met after
-    failures (planner/deadline.py)."""
+    or hall holds > the fewest whole nodes that hold the model.
+    `searched`: the planner searches on `hw` already run, by GPU count; reused and extended (the
+    capped and the uncapped deadline walks share them). `goodput(n, search)`: the deadline is met
+    after failures (planner/deadline.py)."""
     pins = w.compute.parallelism
     implied = check_pins(pins, arch, w.compute.gpus)
     if w.compute.gpus is not None:
@@ -99,7 +98,7 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
 
     caps = [c for c in (w.compute.max_gpus, hall_capacity(w, hw, catalog, trace)) if c is not None]
     cap = min(caps) if caps else MAX_SEARCH_GPUS
-    deadline = deadline_s if deadline_s is not None else w.target.time_to_train
+    deadline = w.target.time_to_train
     if deadline is not None:
         def for_deadline(limit: int) -> DeadlinePlan:
             return plan_for_deadline(arch, setup, hw, tokens=run.tokens, deadline_s=deadline, pins=pins,

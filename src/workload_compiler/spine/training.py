@@ -243,11 +243,10 @@ def plan_training(w: TrainingWorkload, catalog: Catalog, resolved: ResolvedTrain
     # time by the goodput of its best layout (`_goodput_of`), so one pass finds the fewest that meet it.
     # A second pass runs only when the fabric of the count found is not the one searched on.
     target = w.target.time_to_train
-    searched: dict[int, PlanResult] = {}     # planner searches on `hw`, by GPU count
     for _ in range(FABRIC_PASSES):
         spec = SystemSpec(kind="training", name=w.name or arch.name)
         try:
-            choice = choose_gpus(w, arch, run, setup, hw, catalog, trace, searched=searched,
+            choice = choose_gpus(w, arch, run, setup, hw, catalog, trace,
                                  goodput=_goodput_of(w, catalog, arch, run, hw))
         except Infeasible as exc:
             spec.feasible, spec.binding_constraint = False, f"{exc.binding}: {exc.detail}"
@@ -258,7 +257,6 @@ def plan_training(w: TrainingWorkload, catalog: Catalog, resolved: ResolvedTrain
         searched_on = hw
         if chosen_hw != hw:   # the fabric of the chosen count differs from the one searched: search it
             hw, choice = chosen_hw, dataclasses.replace(choice, plan=None)
-            searched = {}
         best = _compile_at(spec, choice, w, arch, run, setup, hw, catalog, trace)
         objective = spec.objective if isinstance(spec.objective, ObjectiveLayer) else None
         if objective is not None and choice.needed is not None:
