@@ -76,12 +76,13 @@ class GpuChoice:
 def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, setup: TrainingSetup,
                 hw: Hardware, catalog: Catalog, trace: Trace,
                 searched: dict[int, PlanResult] | None = None,
-                goodput: Callable[[int, PlanResult], float] | None = None) -> GpuChoice:
+                goodput: Callable[[int, PlanResult], float] | None = None, count_needed: bool = True) -> GpuChoice:
     """The GPU count, by precedence: given > implied by pins > needed for the deadline > what a cap
     or hall holds > the fewest whole nodes that hold the model.
     `searched`: the planner searches on `hw` already run, by GPU count; reused and extended (the
     capped and the uncapped deadline walks share them). `goodput(n, search)`: the deadline is met
-    after failures (planner/deadline.py)."""
+    after failures (planner/deadline.py). `count_needed`: when the cap keeps the deadline out of
+    reach, walk on without it for the count the deadline needs (`GpuChoice.needed`)."""
     pins = w.compute.parallelism
     implied = check_pins(pins, arch, w.compute.gpus)
     if w.compute.gpus is not None:
@@ -109,7 +110,7 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
         if walk.gpus is not None:
             return GpuChoice(gpus=trace.derived("compute.gpus", walk.gpus, SIZED_FOR_DEADLINE),
                              plan=cache[walk.gpus], for_deadline=True, deadline=walk)
-        uncapped = for_deadline(MAX_SEARCH_GPUS).gpus if cap < MAX_SEARCH_GPUS else None
+        uncapped = for_deadline(MAX_SEARCH_GPUS).gpus if count_needed and cap < MAX_SEARCH_GPUS else None
         largest = _largest_plannable(cap, hw, plan, fewest_gpus_to_hold(arch, setup, hw).gpus)
         if largest is None:
             raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap))

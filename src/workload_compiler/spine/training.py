@@ -226,15 +226,20 @@ class TrainingPlan:
 
 def compile_training(w: TrainingWorkload, catalog: Catalog, *, with_alternatives: bool = True) -> SystemSpec:
     """The six layers of a training workload; with `with_alternatives` also its collisions and the
-    recompiled alternatives (sizing/engine.py)."""
-    planned = plan_training(w, catalog)
+    recompiled alternatives (sizing/engine.py). Without them (an alternative or a sensitivity
+    point, compiled for its own count, time and cost) the count an uncapped deadline would need is
+    not searched: only a collision names it."""
+    planned = plan_training(w, catalog, count_needed=with_alternatives)
     return _finish(planned.spec, w, catalog, planned.resolved.trace, with_alternatives)
 
 
-def plan_training(w: TrainingWorkload, catalog: Catalog, resolved: ResolvedTraining | None = None) -> TrainingPlan:
+def plan_training(w: TrainingWorkload, catalog: Catalog, resolved: ResolvedTraining | None = None, *,
+                  count_needed: bool = True) -> TrainingPlan:
     """The GPU count (given, pinned, for the deadline after failures, the cap or hall, or the fewest
     that hold the model), its best layout and the layers built on it. `resolved`: the intake's
-    resolution, when the caller has it (its trace gathers the compile's)."""
+    resolution, when the caller has it (its trace gathers the compile's). `count_needed`: when a
+    cap keeps the deadline out of reach, also search the count it would need
+    (`objective.gpus_for_target`)."""
     r = resolved or resolve_training(w, catalog)
     arch, run, catalog_hw, setup, trace = r.arch, r.run, r.hardware, r.setup, r.trace
     hw_for = fabric_hardware_for(w, catalog, catalog_hw, trace)
@@ -247,7 +252,7 @@ def plan_training(w: TrainingWorkload, catalog: Catalog, resolved: ResolvedTrain
         spec = SystemSpec(kind="training", name=w.name or arch.name)
         try:
             choice = choose_gpus(w, arch, run, setup, hw, catalog, trace,
-                                 goodput=_goodput_of(w, catalog, arch, run, hw))
+                                 goodput=_goodput_of(w, catalog, arch, run, hw), count_needed=count_needed)
         except Infeasible as exc:
             spec.feasible, spec.binding_constraint = False, f"{exc.binding}: {exc.detail}"
             spec.objective = objective_layer(arch, run, None, w, trace)
