@@ -9,7 +9,7 @@ from typing import Any
 from workload_compiler import compile_workload
 from workload_compiler.compile import compile_core
 from workload_compiler.planner.search_cache import disabled
-from workload_compiler.spine.result import ObjectiveLayer
+from workload_compiler.spine.result import ComputeLayer, ObjectiveLayer
 
 # 64 H100 train Llama 3 8B on 1T tokens in 19.29 d without failures and 19.42 d with them
 # (tests/unit/test_planner_cli.py): a 19.35-day deadline is out of reach under a 64-GPU cap.
@@ -24,13 +24,18 @@ def _objective(spec: Any) -> ObjectiveLayer:
     return spec.objective
 
 
+def _compute(spec: Any) -> ComputeLayer:
+    assert isinstance(spec.compute, ComputeLayer)
+    return spec.compute
+
+
 def test_the_count_a_capped_deadline_needs_is_the_uncapped_compiles_and_meets_it_after_failures() -> None:
     with disabled():
         capped, free = compile_workload(CAPPED), compile_workload(LLAMA8B)
     needed = _objective(capped).gpus_for_target
-    assert capped.compute is not None and capped.compute.gpus == 64
+    assert _compute(capped).gpus == 64
     assert needed is not None and needed > 64      # 64 meets 19.35 d only without failures
-    assert free.compute is not None and free.compute.gpus == needed
+    assert _compute(free).gpus == needed
     adjusted = _objective(free).goodput_adjusted_time_to_train_s
     assert adjusted is not None and adjusted <= 19.35 * 86400
 
@@ -39,6 +44,5 @@ def test_an_alternative_or_sensitivity_point_does_not_search_the_needed_count() 
     with disabled():
         baseline, core = compile_workload(CAPPED), compile_core(CAPPED)
     assert _objective(core).gpus_for_target is None
-    assert core.compute is not None and baseline.compute is not None
-    assert core.compute.gpus == baseline.compute.gpus
-    assert core.compute.step_time_s == baseline.compute.step_time_s
+    assert _compute(core).gpus == _compute(baseline).gpus
+    assert _compute(core).step_time_s == _compute(baseline).step_time_s
