@@ -12,6 +12,7 @@ from workload_compiler.catalog.loader import load_catalog
 from workload_compiler.perf.layout import TrainingSetup
 from workload_compiler.perf.objective import gpu_ladder, time_to_train_s
 from workload_compiler.planner import fewest_gpus_to_hold, plan_for_deadline, search
+from workload_compiler.planner.result import PublishedMfu
 
 
 def test_deadline_plan_is_the_smallest_count_meeting_it() -> None:
@@ -55,3 +56,30 @@ def test_gpt3_on_a100_below_the_hold_bound_has_no_layout() -> None:
     assert not search(arch, setup, hw, 32).layouts
     # 8 x the 79.25 GiB an A100 80GB exposes to a process (catalog memory_visible_bytes)
     assert "8 x a100-sxm-80gb hold 680.75 GB" in hold.shortfall(8)
+
+
+def test_the_first_probe_is_the_flop_bound_at_the_typical_mfu_when_one_is_given() -> None:
+    """The walk's first probe is the ladder rung at the FLOP bound over the best published MFU; an
+    MoE model's walk uses the MoE figure (`typical_mfu`, published_mfu.yaml `moe: true`), which
+    starts it higher. Either way the answer is the same: the estimate is a probe, never a bound."""
+    arch = small_arch(layers=8, hidden=1024, heads=8)
+    setup = TrainingSetup(seq_len=512, global_batch_size=64, precision="bf16")
+    hw = hardware(node=4)
+    tokens = 1e12
+    at_64 = search(arch, setup, hw, 64, top_k=1, memory_fn=memory, step_fn=step).best
+    assert at_64 is not None
+    deadline = time_to_train_s(tokens, at_64.tokens_per_s) * 1.01
+
+    def mfu(value: float) -> PublishedMfu:
+        return PublishedMfu(accelerator="test-gpu", precision="bf16", mfu=value, record="r", source="s",
+                            flops_definition="d")
+
+    plans = {value: plan_for_deadline(arch, setup, hw, tokens=tokens, deadline_s=deadline, memory_fn=memory,
+                                      step_fn=step, published_mfu=mfu(0.9), typical_mfu=mfu(value) if value else None)
+             for value in (0.0, 0.05)}
+    assert plans[0.0].gpus == plans[0.05].gpus
+    flops_bound = plans[0.0].flops_bound_gpus
+    ladder = gpu_ladder(hw.gpus_per_node, plans[0.0].start_gpus, plans[0.0].max_gpus)
+    for value, basis in ((0.0, 0.9), (0.05, 0.05)):
+        first = next(iter(plans[value].searches))
+        assert first == next(n for n in ladder if n >= flops_bound / basis)

@@ -71,12 +71,15 @@ def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, to
                       published_mfu: PublishedMfu | None = None,
                       progress: Progress | None = None,
                       searched: dict[int, PlanResult] | None = None,
-                      goodput: Callable[[int, PlanResult], float] | None = None) -> DeadlinePlan:
+                      goodput: Callable[[int, PlanResult], float] | None = None,
+                      typical_mfu: PublishedMfu | None = None) -> DeadlinePlan:
     """Search GPU counts for the smallest that trains `tokens` within `deadline_s` (see module doc).
     `searched`: planner searches of this workload already run, by GPU count (reused, and extended).
     `goodput(n, search)`: the share of wall time a count's best layout trains after failures; each
     count's time is divided by it, so the walk finds the fewest GPUs that meet the deadline after
-    failures in one pass (without it: the steady-state time)."""
+    failures in one pass (without it: the steady-state time). `typical_mfu`: the best published MFU
+    of runs of the model's kind (mixture-of-experts), for the walk's first probe in place of
+    `published_mfu` (which the searches compare their optimum with)."""
     flops = total_training_flops(arch, tokens, setup.seq_len, lora_adapter_params(arch, setup.lora))
     peak, _ = gemm_precision(setup, hw)
     flops_bound = min_gpus_for_flops(flops, deadline_s, peak)
@@ -105,9 +108,11 @@ def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, to
 
     known = {n: time_to_train_s(tokens, effective_tokens_per_s(n, r))
              for n, r in (searched or {}).items() if r.best}
-    # the first probe: the FLOP bound at the best published MFU for this GPU and precision, where one is
-    # known (a guess that saves the probes below it when it is close; the walk stays exact either way)
-    estimate = flops_bound / published_mfu.mfu if published_mfu is not None and published_mfu.mfu > 0 else 0.0
+    # the first probe: the FLOP bound at the best published MFU for this GPU and precision (of the
+    # model's kind where one is known), a guess that saves the probes below it when it is close; the
+    # walk stays exact either way
+    basis = typical_mfu or published_mfu
+    estimate = flops_bound / basis.mfu if basis is not None and basis.mfu > 0 else 0.0
     found = gpus_for_deadline(tokens, deadline_s, best_tokens_per_s, node_gpus=hw.gpus_per_node,
                               start_gpus=_start_gpus(flops_bound, hold), max_gpus=cap, known=known,
                               estimate_gpus=estimate)

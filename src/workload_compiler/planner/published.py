@@ -18,8 +18,9 @@ def published_table() -> tuple[PublishedMfu, ...]:
     return tuple(PublishedMfu(**entry) for entry in package_yaml("published_mfu.yaml")["published_mfu"])
 
 
-def best_published_mfu(accelerator_id: str, precision: str) -> PublishedMfu | None:
-    """The highest published MFU for this accelerator at this precision class; None if none is known."""
+def best_published_mfu(accelerator_id: str, precision: str, *, moe: bool = False) -> PublishedMfu | None:
+    """The highest published MFU for this accelerator at this precision class (of mixture-of-experts
+    runs with `moe`, else of dense ones); None if none is known."""
     cls = PRECISION_CLASS.get(precision, precision)
-    found = [e for e in published_table() if e.accelerator == accelerator_id and e.precision == cls]
+    found = [e for e in published_table() if e.accelerator == accelerator_id and e.precision == cls and e.moe == moe]
     return max(found, key=lambda e: e.mfu) if found else None

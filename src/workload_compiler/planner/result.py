@@ -18,6 +18,7 @@ class PublishedMfu:
     record: str
     source: str
     flops_definition: str
+    moe: bool = False      # the best a mixture-of-experts run reached (a deadline walk's first probe)
 
 
 @dataclass(frozen=True, kw_only=True)

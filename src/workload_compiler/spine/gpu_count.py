@@ -90,6 +90,8 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
     if implied is not None:
         return GpuChoice(gpus=trace.derived("compute.gpus", implied, "tp x pp x cp x dp of the pinned layout"))
     published = best_published_mfu(hw.accelerator_id, run.precision)
+    # an MoE model's walk starts where MoE runs have been, not where dense ones have
+    typical = best_published_mfu(hw.accelerator_id, run.precision, moe=True) if arch.is_moe else None
     cache: dict[int, PlanResult] = {} if searched is None else searched
 
     def plan(n: int) -> PlanResult:
@@ -104,7 +106,7 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
         def for_deadline(limit: int) -> DeadlinePlan:
             return plan_for_deadline(arch, setup, hw, tokens=run.tokens, deadline_s=deadline, pins=pins,
                                      max_gpus=limit, top_k=TOP_K, published_mfu=published, searched=cache,
-                                     goodput=goodput)
+                                     goodput=goodput, typical_mfu=typical)
 
         walk = for_deadline(cap)
         if walk.gpus is not None:
