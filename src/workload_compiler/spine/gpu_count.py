@@ -75,13 +75,11 @@ class GpuChoice:
 
 def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, setup: TrainingSetup,
                 hw: Hardware, catalog: Catalog, trace: Trace,
-                searched: dict[int, PlanResult] | None = None,
                 goodput: Callable[[int, PlanResult], float] | None = None, count_needed: bool = True) -> GpuChoice:
     """The GPU count, by precedence: given > implied by pins > needed for the deadline > what a cap
-    or hall holds > the fewest whole nodes that hold the model.
-    `searched`: the planner searches on `hw` already run, by GPU count; reused and extended (the
-    capped and the uncapped deadline walks share them). `goodput(n, search)`: the deadline is met
-    after failures (planner/deadline.py). `count_needed`: when the cap keeps the deadline out of
+    or hall holds > the fewest whole nodes that hold the model (the searches it runs, by GPU count,
+    are shared by the capped and the uncapped deadline walks). `goodput(n, search)`: the deadline is
+    met after failures (planner/deadline.py). `count_needed`: when the cap keeps the deadline out of
     reach, walk on without it for the count the deadline needs (`GpuChoice.needed`)."""
     pins = w.compute.parallelism
     implied = check_pins(pins, arch, w.compute.gpus)
@@ -92,7 +90,7 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
     published = best_published_mfu(hw.accelerator_id, run.precision)
     # an MoE model's walk starts where MoE runs have been, not where dense ones have
     typical = best_published_mfu(hw.accelerator_id, run.precision, moe=True) if arch.is_moe else None
-    cache: dict[int, PlanResult] = {} if searched is None else searched
+    cache: dict[int, PlanResult] = {}
 
     def plan(n: int) -> PlanResult:
         if n not in cache:
