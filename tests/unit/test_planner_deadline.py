@@ -7,22 +7,28 @@ import math
 from planner_standins import hardware, memory, small_arch, step
 
 from workload_compiler.arch.counts import param_counts
+from workload_compiler.arch.model import ModelArch
 from workload_compiler.arch.presets import preset_arch
 from workload_compiler.catalog.loader import load_catalog
-from workload_compiler.perf.layout import TrainingSetup
+from workload_compiler.perf.layout import Hardware, TrainingSetup
 from workload_compiler.perf.objective import gpu_ladder, time_to_train_s
 from workload_compiler.planner import fewest_gpus_to_hold, plan_for_deadline, search
 from workload_compiler.planner.result import PublishedMfu
 
 
-def test_deadline_plan_is_the_smallest_count_meeting_it() -> None:
+def _met_just_at_64() -> tuple[ModelArch, TrainingSetup, Hardware, float, float]:
+    """A stand-in model, its run, a 4-GPU-node machine, the tokens and a deadline 64 GPUs just meet."""
     arch = small_arch(layers=8, hidden=1024, heads=8)
     setup = TrainingSetup(seq_len=512, global_batch_size=64, precision="bf16")
     hw = hardware(node=4)
     tokens = 1e12
     at_64 = search(arch, setup, hw, 64, top_k=1, memory_fn=memory, step_fn=step).best
     assert at_64 is not None
-    deadline = time_to_train_s(tokens, at_64.tokens_per_s) * 1.01  # 64 GPUs just meet it
+    return arch, setup, hw, tokens, time_to_train_s(tokens, at_64.tokens_per_s) * 1.01
+
+
+def test_deadline_plan_is_the_smallest_count_meeting_it() -> None:
+    arch, setup, hw, tokens, deadline = _met_just_at_64()
     plan = plan_for_deadline(arch, setup, hw, tokens=tokens, deadline_s=deadline, memory_fn=memory,
                              step_fn=step)
     assert plan.gpus is not None and plan.plan is not None and plan.plan.gpus == plan.gpus
@@ -62,24 +68,18 @@ def test_the_first_probe_is_the_flop_bound_at_the_typical_mfu_when_one_is_given(
     """The walk's first probe is the ladder rung at the FLOP bound over the best published MFU; an
     MoE model's walk uses the MoE figure (`typical_mfu`, published_mfu.yaml `moe: true`), which
     starts it higher. Either way the answer is the same: the estimate is a probe, never a bound."""
-    arch = small_arch(layers=8, hidden=1024, heads=8)
-    setup = TrainingSetup(seq_len=512, global_batch_size=64, precision="bf16")
-    hw = hardware(node=4)
-    tokens = 1e12
-    at_64 = search(arch, setup, hw, 64, top_k=1, memory_fn=memory, step_fn=step).best
-    assert at_64 is not None
-    deadline = time_to_train_s(tokens, at_64.tokens_per_s) * 1.01
+    arch, setup, hw, tokens, deadline = _met_just_at_64()
 
     def mfu(value: float) -> PublishedMfu:
         return PublishedMfu(accelerator="test-gpu", precision="bf16", mfu=value, record="r", source="s",
                             flops_definition="d")
 
-    plans = {value: plan_for_deadline(arch, setup, hw, tokens=tokens, deadline_s=deadline, memory_fn=memory,
-                                      step_fn=step, published_mfu=mfu(0.9), typical_mfu=mfu(value) if value else None)
-             for value in (0.0, 0.05)}
-    assert plans[0.0].gpus == plans[0.05].gpus
-    flops_bound = plans[0.0].flops_bound_gpus
-    ladder = gpu_ladder(hw.gpus_per_node, plans[0.0].start_gpus, plans[0.0].max_gpus)
-    for value, basis in ((0.0, 0.9), (0.05, 0.05)):
-        first = next(iter(plans[value].searches))
-        assert first == next(n for n in ladder if n >= flops_bound / basis)
+    dense = plan_for_deadline(arch, setup, hw, tokens=tokens, deadline_s=deadline, memory_fn=memory, step_fn=step,
+                              published_mfu=mfu(0.9))
+    typical = plan_for_deadline(arch, setup, hw, tokens=tokens, deadline_s=deadline, memory_fn=memory, step_fn=step,
+                                published_mfu=mfu(0.9), typical_mfu=mfu(0.05))
+    assert dense.gpus == typical.gpus
+    ladder = gpu_ladder(hw.gpus_per_node, dense.start_gpus, dense.max_gpus)
+    for plan, basis in ((dense, 0.9), (typical, 0.05)):
+        first = next(iter(plan.searches))
+        assert first == next(n for n in ladder if n >= dense.flops_bound_gpus / basis)

@@ -225,9 +225,13 @@ def _print(doc: dict[str, Any]) -> None:
     if "deadline_search" in doc:
         ds = doc["deadline_search"]
         adjusted = ds["probes_goodput_adjusted_time_to_train_s"]
-        tried = ", ".join(f"{n}: " + ("no layout" if t is None else format_duration(t) if n not in adjusted
-                                      else f"{format_duration(t)} ({format_duration(adjusted[n])} after failures)")
-                          for n, t in ds["probes_time_to_train_s"].items())
+
+        def at(n: str, t: float | None) -> str:
+            if t is None:
+                return f"{n}: no layout"
+            after = f" ({format_duration(adjusted[n])} after failures)" if n in adjusted else ""
+            return f"{n}: {format_duration(t)}{after}"
+        tried = ", ".join(at(n, t) for n, t in ds["probes_time_to_train_s"].items())
         say(f"fewest GPUs meeting the deadline after failures: {ds['gpus']:,} (their best layout within "
             f"{format_duration(ds['steady_state_deadline_s'])} without failures; searched from "
             f"{ds['start_gpus']:,}; tried {tried})")

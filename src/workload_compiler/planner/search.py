@@ -232,8 +232,8 @@ def _search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int, pins
     cap = hw.hbm_bytes * (1.0 + memory_margin)
     threads = min(planner_threads(), len(starts))
     if bounded and space.size >= BOUND_MIN_LAYOUTS:
-        bounded_search(arch, setup, hw, space, rule_list, counts, tally, memory_fn=memory_fn, step_fn=step_fn, cap=cap,
-                 top_k=top_k, rows_per_block=rows_per_block, threads=threads, progress=progress)
+        bounded_search(arch, setup, hw, space, rule_list, counts, tally, memory_fn=memory_fn, step_fn=step_fn,
+                       cap=cap, top_k=top_k, rows_per_block=rows_per_block, threads=threads, progress=progress)
     else:
         def block(r0: int) -> tuple[int, dict[str, int], Tally]:
             r1 = min(n_rows, r0 + rows_per_block)
