@@ -86,6 +86,18 @@ def test_register_02_reads_the_storage_headroom_and_03_holds_the_rules() -> None
     assert "RMAs a year" in (reg.items[4].sizing_view or "")
 
 
+def test_an_infeasible_compile_registers_nothing_sized_rather_than_an_empty_scope() -> None:
+    # Llama 3 70B's model state alone (16 bytes per parameter, 1.13 TB) overflows 8 x 80 GB H100
+    spec = compile_workload({"kind": "training", "model": {"preset": "llama3-70b"},
+                             "training": {"tokens": "1T", "seq_len": 8192, "global_batch_size": 1024},
+                             "compute": {"accelerator": "h100-sxm", "gpus": 8}})
+    reg = spec.boundary_register
+    assert not spec.feasible and reg is not None
+    texts = [reg.items[0].answer or "", reg.items[2].sizing_view or ""]
+    assert all(t.startswith("nothing sized") for t in texts), texts
+    assert not any("None" in t or "Exclusive: ." in t for t in texts)
+
+
 def test_an_inference_service_gets_the_boundary_of_its_access_model() -> None:
     spec = compiled(CHAT)
     assert spec.operating_boundary is not None and spec.operating_boundary.access_model == "kubernetes"

@@ -169,12 +169,14 @@ def boundary_register(doc: dict[str, Any], answers: BoundaryIntake, operations: 
     shared = shared_layers(doc)
     rules = answers.substitution
     acc = get_path(doc, "compute.accelerator")
+    # an infeasible compile sizes nothing: say so rather than print an empty scope or "None"
+    nothing = "nothing sized: the compile found no feasible configuration"
     ttr = time_to_result_s(doc)
     gpus = number(doc, "compute.gpus") or 0
     commercial = (f"{gpus * ttr / 3600:,.0f} GPU-hours for one run ({gpus:,.0f} GPUs x {format_duration(ttr)})" if ttr
                   else f"{gpus:,.0f} GPUs held for the service's term")
     items = [
-        _item(base["01"], answers, status="proposed", owner="Sizing input", answer=f"Exclusive: {exclusive}.",
+        _item(base["01"], answers, status="proposed", owner="Sizing input", answer=f"Exclusive: {exclusive}." if exclusive else nothing,
               sizing_view="filled from the sizing", scope=scope,
               depends_on=["compute.gpus", "compute.nodes", "fabric.scale_up_domain", "fabric.placement.tiers",
                           "fabric.scale_out", "storage.capacity_bytes", "facility.it_power_w"]),
@@ -183,7 +185,8 @@ def boundary_register(doc: dict[str, Any], answers: BoundaryIntake, operations: 
               depends_on=["storage.tier_read_bytes_per_s", "storage.read_bytes_per_s", "fabric.networks"]),
         _item(base["03"], answers, status="proposed" if rules else "OPEN", owner=rules.owner if rules else None,
               answer=_rules_text(rules) if rules else None, rules=rules,
-              sizing_view=f"sized on {acc}; the supply check (wkc supply) evaluates each offer against these rules",
+              sizing_view=(f"sized on {acc}; the supply check (wkc supply) evaluates each offer against these rules"
+                           if acc else nothing),
               depends_on=["compute.accelerator", "compute.system", "fabric.scale_out", "objective"]),
         _item(base["04"], answers,
               sizing_view=f"{commercial}; IT power {format_power(number(doc, 'facility.it_power_w') or 0.0)}",
