@@ -176,7 +176,8 @@ def boundary_register(doc: dict[str, Any], answers: BoundaryIntake, operations: 
     commercial = (f"{gpus * ttr / 3600:,.0f} GPU-hours for one run ({gpus:,.0f} GPUs x {format_duration(ttr)})" if ttr
                   else f"{gpus:,.0f} GPUs held for the service's term")
     items = [
-        _item(base["01"], answers, status="proposed", owner="Sizing input", answer=f"Exclusive: {exclusive}." if exclusive else nothing,
+        _item(base["01"], answers, status="proposed", owner="Sizing input",
+              answer=f"Exclusive: {exclusive}." if exclusive else nothing,
               sizing_view="filled from the sizing", scope=scope,
               depends_on=["compute.gpus", "compute.nodes", "fabric.scale_up_domain", "fabric.placement.tiers",
                           "fabric.scale_out", "storage.capacity_bytes", "facility.it_power_w"]),

@@ -23,6 +23,7 @@ from ..perf.memory import training_memory_bytes
 from ..perf.objective import gpus_for_deadline, min_gpus_for_flops, time_to_train_s, total_training_flops
 from ..perf.step_time import training_step
 from .capacity import HoldBound, fewest_gpus_to_hold
+from .no_fit import out_of_memory
 from .result import PlanResult, PublishedMfu
 from .search import MemoryFn, Progress, StepFn, search
 
@@ -96,14 +97,18 @@ def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, to
             goodputs[n] = goodput(n, r)
         return r.best.tokens_per_s * goodputs.get(n, 1.0)
 
+    last: list[PlanResult | None] = [None]     # the walk's latest search: nothing fit there, probe first
+
     def best_tokens_per_s(n: int) -> float:
         r = searched.get(n) if searched is not None else None
         if r is None:
             r = search(arch, setup, hw, n, pins, top_k=top_k, memory_fn=memory_fn, step_fn=step_fn,
-                       published_mfu=published_mfu, progress=progress)
+                       published_mfu=published_mfu, progress=progress,
+                       expect_no_fit=out_of_memory(last[0]))
             if searched is not None:
                 searched[n] = r
         searches[n] = r
+        last[0] = r
         return effective_tokens_per_s(n, r)
 
     known = {n: time_to_train_s(tokens, effective_tokens_per_s(n, r))

@@ -35,6 +35,7 @@ from . import memo, search_cache
 from .blocks import MEMORY_REASON, UNDEFINED_REASON, MemoryFn, StepFn, Tally, evaluate_block
 from .bound import BOUND_MIN_LAYOUTS, BOUND_REASON, Progress, bounded_search
 from .grid import INNER_AXES, OUTER, Rule, Space, Values, build_space, layout_of, rules
+from .no_fit import leanest_if_nothing_fits
 from .pool import in_order, planner_threads
 from .result import PlanResult, PublishedMfu, RankedLayout
 
@@ -167,7 +168,8 @@ def search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
            pins: ParallelismIntake | None = None, *, top_k: int = 5,
            memory_fn: MemoryFn = training_memory_bytes, step_fn: StepFn = training_step,
            published_mfu: PublishedMfu | None = None, chunk_size: int = DEFAULT_CHUNK,
-           progress: Progress | None = None, memory_margin: float = 0.0, bound: bool = True) -> PlanResult:
+           progress: Progress | None = None, memory_margin: float = 0.0, bound: bool = True,
+           expect_no_fit: bool = False) -> PlanResult:
     """Rank every valid layout of `gpus` GPUs by step time; return the best `top_k` and the census.
 
     Memory must fit in the whole HBM (`hw.hbm_bytes`; the memory model has its own runtime term),
@@ -180,7 +182,9 @@ def search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
     over the rows evaluated, and the rest under BOUND_REASON (`bound=False`: every layout
     evaluated). Inside `memo.shared_searches()` a search with the same inputs returns the
     result already found; with the model's own functions, one found by an earlier process is read
-    back from disk (planner/search_cache.py).
+    back from disk (planner/search_cache.py). `expect_no_fit` (a GPU ladder walk where the last
+    count had no layout that fits): first ask whether any layout of the smallest micro-batch fits
+    (planner/no_fit.py); when none does, the same result without the search.
     """
     if gpus < 1:
         raise InputError("compute.gpus", gpus, "a positive GPU count")
@@ -200,7 +204,7 @@ def search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
     if result is None:
         result = _search(arch, setup, hw, gpus, pins, top_k=max(1, top_k), memory_fn=memory_fn, step_fn=step_fn,
                          published_mfu=published_mfu, chunk_size=chunk_size, progress=progress,
-                         memory_margin=memory_margin, bounded=bounded)
+                         memory_margin=memory_margin, bounded=bounded, expect_no_fit=expect_no_fit)
         if on_disk:
             search_cache.store(on_disk, result)
     if shared is not None:
@@ -210,7 +214,8 @@ def search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
 
 def _search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int, pins: ParallelismIntake | None, *,
             top_k: int, memory_fn: MemoryFn, step_fn: StepFn, published_mfu: PublishedMfu | None,
-            chunk_size: int, progress: Progress | None, memory_margin: float, bounded: bool) -> PlanResult:
+            chunk_size: int, progress: Progress | None, memory_margin: float, bounded: bool,
+            expect_no_fit: bool = False) -> PlanResult:
     t0 = time.perf_counter()
     reach = reach_without_nics(hw)
     if reach is not None and gpus > reach:
@@ -231,7 +236,12 @@ def _search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int, pins
     starts = range(0, n_rows, rows_per_block)
     cap = hw.hbm_bytes * (1.0 + memory_margin)
     threads = min(planner_threads(), len(starts))
-    if bounded and space.size >= BOUND_MIN_LAYOUTS:
+    leanest = leanest_if_nothing_fits(arch, setup, hw, space, rule_list, counts, memory_fn=memory_fn,
+                                      step_fn=step_fn, cap=cap, rows_per_block=rows_per_block,
+                                      threads=threads) if expect_no_fit else None
+    if leanest is not None:
+        tally.leanest_idx = leanest
+    elif bounded and space.size >= BOUND_MIN_LAYOUTS:
         bounded_search(arch, setup, hw, space, rule_list, counts, tally, memory_fn=memory_fn, step_fn=step_fn,
                        cap=cap, top_k=top_k, rows_per_block=rows_per_block, threads=threads, progress=progress)
     else:

@@ -20,6 +20,7 @@ from ..perf.layout import Hardware, TrainingSetup
 from ..perf.objective import SIZED_FOR_DEADLINE, finer_rungs, gpu_ladder
 from ..planner.capacity import fewest_gpus_to_hold
 from ..planner.deadline import DEFAULT_MAX_GPUS, DeadlinePlan, plan_for_deadline
+from ..planner.no_fit import out_of_memory
 from ..planner.published import best_published_mfu
 from ..planner.result import PlanResult
 from ..planner.search import search
@@ -91,10 +92,13 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
     # an MoE model's walk starts where MoE runs have been, not where dense ones have
     typical = best_published_mfu(hw.accelerator_id, run.precision, moe=True) if arch.is_moe else None
     cache: dict[int, PlanResult] = {}
+    last: list[PlanResult | None] = [None]     # the walk's latest search: nothing fit there, probe first
 
     def plan(n: int) -> PlanResult:
         if n not in cache:
-            cache[n] = search(arch, setup, hw, n, pins, top_k=TOP_K, published_mfu=published)
+            cache[n] = search(arch, setup, hw, n, pins, top_k=TOP_K, published_mfu=published,
+                              expect_no_fit=out_of_memory(last[0]))
+        last[0] = cache[n]
         return cache[n]
 
     caps = [c for c in (w.compute.max_gpus, hall_capacity(w, hw, catalog, trace)) if c is not None]
