@@ -3,7 +3,7 @@
 A search is a pure function of the model, the run, the hardware, the GPU count and the pins, and
 of this code: the same intake compiled again (another report format, a changed budget, facility or
 deadline, the workbench's recompiles, a sweep started over) asks for searches already done.
-DeepSeek-V3's deadline walk runs 5 searches of about 1 s each on a 2-core machine; read back they
+DeepSeek-V3's deadline walk runs 4 searches of 0.3-0.8 s each on a 2-core machine; read back they
 cost milliseconds. `planner/memo.py` shares searches within one compile; this shares them between
 compiles.
 
