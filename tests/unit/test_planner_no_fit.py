@@ -97,5 +97,8 @@ def test_the_deadline_walk_probes_each_count_after_one_where_nothing_fit(monkeyp
               "training": {"tokens": "10B", "seq_len": 4096, "global_batch_size": 1024, "lora": {"rank": 1 << 20}},
               "target": {"time_to_train": "30d"}, "compute": {"accelerator": "h100-sxm", "max_gpus": 4096}}
     spec = compile_workload(intake)
-    assert not spec.feasible and "4,096" in (spec.binding_constraint or "")
+    binding = spec.binding_constraint or ""
+    assert not spec.feasible and "no layout of the model fits on 4,096 or fewer h100-sxm GPUs" in binding
+    # and what binds there, in bytes by term: the leanest layout of the largest count searched
+    assert "at the most GPUs searched, the leanest valid layout on 4,096 GPUs" in binding and "activations" in binding
     assert len(probed) >= 3 and all(probed)      # every probe after the first search found nothing fits

@@ -117,14 +117,14 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
         uncapped = for_deadline(MAX_SEARCH_GPUS).gpus if count_needed and cap < MAX_SEARCH_GPUS else None
         largest = _largest_plannable(cap, hw, plan, fewest_gpus_to_hold(arch, setup, hw).gpus)
         if largest is None:
-            raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap))
+            raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap, cache))
         why = "deadline unreachable within the GPU cap: the largest count that has a layout"
         return GpuChoice(gpus=trace.derived("compute.gpus", largest, why), needed=uncapped, plan=cache[largest],
                          deadline=walk)
     if caps:
         largest = _largest_plannable(cap, hw, plan, fewest_gpus_to_hold(arch, setup, hw).gpus)
         if largest is None:
-            raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap))
+            raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap, cache))
         return GpuChoice(gpus=trace.derived("compute.gpus", largest,
                                             "the most GPUs the cap or hall allows that have a layout"),
                          plan=cache[largest])
@@ -139,14 +139,19 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
                      + (f": {detail[1]}" if detail else ""))
 
 
-def _cap_shortfall(arch: ModelArch, setup: TrainingSetup, hw: Hardware, cap: int) -> str:
+def _cap_shortfall(arch: ModelArch, setup: TrainingSetup, hw: Hardware, cap: int,
+                   searched: dict[int, PlanResult]) -> str:
     """Why nothing fits under the cap: the model state against the HBM of the capped GPUs when that
-    binds, else the activations and runtime on top of it."""
+    binds, else the activations and runtime on top of it, with the leanest layout of the largest
+    count searched (its bytes by term)."""
     bound = fewest_gpus_to_hold(arch, setup, hw)
     if bound.gpus is None or bound.gpus > cap:
         return bound.shortfall(cap)
+    closest = max((n for n, r in searched.items() if n <= cap and out_of_memory(r)), default=None)
+    leanest = searched[closest].infeasible if closest is not None else None
     return (f"no layout of the model fits on {cap:,} or fewer {hw.accelerator_id} GPUs: the state fits "
-            f"({bound.gpus} GPUs hold it) but not with activations and runtime memory")
+            f"({bound.gpus} GPUs hold it) but not with activations and runtime memory"
+            + (f"; at the most GPUs searched, {leanest[1]}" if leanest else ""))
 
 
 def _largest_plannable(cap: int, hw: Hardware, plan: Callable[[int], PlanResult], hold: int | None) -> int | None:
