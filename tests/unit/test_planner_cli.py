@@ -112,3 +112,14 @@ def test_plan_without_a_count_or_deadline_takes_compiles_count(tmp_path: Path) -
     assert plan["gpus_chosen_by"] == spec["provenance"]["compute.gpus"]["formula"]
     assert "fewest whole nodes" in plan["gpus_chosen_by"]
     assert plan["layouts"][0]["step_time_s"] == spec["compute"]["step_time_s"]
+
+
+def test_plan_lists_the_counts_it_tried_with_thousands_separators(tmp_path: Path) -> None:
+    """GPT-3 175B in 10 days on A100 needs over a thousand GPUs: each count tried reads '1,536: ...'."""
+    import re
+
+    doc = GPT3 | {"target": {"time_to_train": "10d"}}
+    r = runner.invoke(app, ["plan", _write(tmp_path, doc)], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    tried = r.stdout[r.stdout.index("tried "):]
+    assert re.search(r"\b\d{1,3},\d{3}: \d", tried) and not re.search(r"\b\d{4,}: ", tried), tried

@@ -228,9 +228,9 @@ def _print(doc: dict[str, Any]) -> None:
 
         def at(n: str, t: float | None) -> str:
             if t is None:
-                return f"{n}: no layout"
+                return f"{int(n):,}: no layout"
             after = f" ({format_duration(adjusted[n])} after failures)" if n in adjusted else ""
-            return f"{n}: {format_duration(t)}{after}"
+            return f"{int(n):,}: {format_duration(t)}{after}"
         tried = ", ".join(at(n, t) for n, t in ds["probes_time_to_train_s"].items())
         say(f"fewest GPUs meeting the deadline after failures: {ds['gpus']:,} (their best layout within "
             f"{format_duration(ds['steady_state_deadline_s'])} without failures; searched from "
