@@ -56,7 +56,7 @@ def test_gaps_carry_their_numbers() -> None:
     c = next(o for o in doc["offers"] if o["id"] == "C")
     gaps = {(g["layer"], g["detail"].split(":")[0]): g for g in c["layers"] if g["status"] == "gap"}
     run_days = c["substitution"]["time_to_result_s"] / 86400
-    compute = gaps[("compute", f"1024 GPUs short; on 3072 the run takes {run_days:,.1f} d")]
+    compute = gaps[("compute", f"1,024 GPUs short; on 3,072 the run takes {run_days:,.1f} d")]
     assert compute["shortfall"] == 1024 and c["substitution"]["gpus"] == 3072
     assert c["substitution"]["time_change"] > 0        # fewer GPUs: a longer run, recompiled
     assert any(k[0] == "fabric" and "roce" in k[1] for k in gaps)

@@ -165,7 +165,7 @@ def _cost(offer: Offer, gpus: int, time_s: float | None, service: bool) -> tuple
     if p.gpu_hour_usd is not None:
         if hours is None:
             return None, "per GPU-hour; the run time is open"
-        return p.gpu_hour_usd * gpus * hours, f"{p.gpu_hour_usd:g} USD/GPU-h x {gpus} GPUs x {hours:,.0f} h" + (
+        return p.gpu_hour_usd * gpus * hours, f"{p.gpu_hour_usd:g} USD/GPU-h x {gpus:,} GPUs x {hours:,.0f} h" + (
             " (one month)" if service else "")
     assert p.monthly_usd is not None
     months = 1.0 if service or hours is None else max(1.0, math.ceil(hours / HOURS_PER_MONTH))
@@ -173,7 +173,7 @@ def _cost(offer: Offer, gpus: int, time_s: float | None, service: bool) -> tuple
 
 
 def _open_confirmations(offer: Offer) -> list[OpenConfirmation]:
-    stated = {"availability": f"{offer.count} GPUs stated", "lead_time": None if offer.lead_time is None else
+    stated = {"availability": f"{offer.count:,} GPUs stated", "lead_time": None if offer.lead_time is None else
               f"{offer.lead_time / 86400:,.0f} days stated", "schedule": None,
               "sla": None if offer.sla is None else "terms stated", "price": None if offer.price is None else
               "indicative price stated"}
@@ -208,22 +208,22 @@ def check_offer(offer: Offer, req_doc: dict[str, Any], intake: dict[str, Any], r
         if recompiled is not None and feasible:
             doc = recompiled
     short = need - offer.count
-    required = f"{need} x {get_path(req_doc, 'compute.accelerator')}"
+    required = f"{need:,} x {get_path(req_doc, 'compute.accelerator')}"
     if short > 0:
         layers.append(LayerCheck(layer="compute", status="gap", required=required,
-                                 offered=f"{offer.count} x {acc.id}", shortfall=float(short), unit="count",
-                                 detail=f"{short} GPUs short" + (f"; on {offer.count} the run takes "
+                                 offered=f"{offer.count:,} x {acc.id}", shortfall=float(short), unit="count",
+                                 detail=f"{short:,} GPUs short" + (f"; on {offer.count:,} the run takes "
                                  f"{sub.time_to_result_s / 86400:,.1f} d" if sub and sub.time_to_result_s else "")))
     elif not same:
         status = "substitution" if sub and sub.accepted is not False else "gap"
         on = f"sized again on the offer: {sub.gpus} of its {offer.count} GPUs; " \
             if sub and sub.feasible and sub.gpus != offer.count else ""
         layers.append(LayerCheck(layer="compute", status=status, required=required,
-                                 offered=f"{offer.count} x {acc.id} ({system.id})",
+                                 offered=f"{offer.count:,} x {acc.id} ({system.id})",
                                  detail=on + (sub.rule or "") if sub else ""))
     else:
-        layers.append(LayerCheck(layer="compute", status="fits", required=f"{need} x {acc.id}",
-                                 offered=f"{offer.count} x {acc.id}", detail="same accelerator and system"))
+        layers.append(LayerCheck(layer="compute", status="fits", required=f"{need:,} x {acc.id}",
+                                 offered=f"{offer.count:,} x {acc.id}", detail="same accelerator and system"))
     layers += fabric_checks(doc, offer, system, rules) + storage_checks(doc, offer) + [
         software_check(doc, offer, access_given)] + facility_checks(doc, offer)
     statuses = {c.status for c in layers}
