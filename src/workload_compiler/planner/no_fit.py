@@ -14,7 +14,10 @@ at the larger micro-batch; tests/unit/test_planner_no_fit.py keeps the claim che
 
 The GPU ladder walks that probe count after count where nothing fits (a model whose activations
 no sharding brings under the HBM, up to the intake's million GPUs) run this instead of the
-search: the memory model on one micro-batch in eleven and no step-time bound over the rows.
+search: the memory model on the smallest micro-batch alone (one of the eleven values a batch of
+1,024 sequences allows) and no step-time bound over the rows. Measured on DeepSeek-V3 with a LoRA
+rank of 2^20 on H100, one thread: 3.7 -> 0.56 s at 6,144 GPUs, 1.9 -> 0.31 s at 196,608; the
+deadline compile that walks every count to a million GPUs, 80 -> 28 s on 2 cores.
 """
 
 from __future__ import annotations
