@@ -69,6 +69,19 @@ def test_hpl_target_for_an_hpc_job() -> None:
     assert fp64.fraction_of_peak == HPC.gemm_fraction
 
 
+def test_an_hpc_jobs_scratch_target_cites_its_io_plan_not_a_tier() -> None:
+    """An HPC job sizes its scratch from its own output and checkpoints, with no catalog tier: the
+    target's source said "DGX H100 RA Table 6, 'None' tier"."""
+    from engagement_builders import EXAMPLES
+
+    from workload_compiler import compile_workload
+
+    acceptance = compile_workload(EXAMPLES / "hpc-cfd-fv.yaml").acceptance
+    assert acceptance is not None
+    scratch = next(t for t in acceptance.targets if t.test == "scratch write")
+    assert "scratch_plan" in scratch.fraction_source and "None" not in scratch.fraction_source
+
+
 def test_the_readiness_checklist_gets_numeric_targets() -> None:
     spec = compiled(H100_4096)
     checks = {c["id"]: c for c in spec.software["readiness"]}  # type: ignore[index]

@@ -213,7 +213,9 @@ def storage_targets(doc: dict[str, Any]) -> list[AcceptanceTarget]:
     tier = get_path(doc, "storage.tier")
     nodes = int(number(doc, "compute.nodes") or 1)
     gds = bool(get_path(doc, "storage.gds"))
-    tier_source = f"DGX H100 RA Table 6, '{tier}' tier scaled per GPU (storage/tiers.py)"
+    tier_source = (f"DGX H100 RA Table 6, '{tier}' tier scaled per GPU (storage/tiers.py)" if tier else
+                   "the storage layer's own figure: no catalog tier was chosen (an HPC job's scratch, "
+                   "hpc/io.py scratch_plan)")
     for test, path, why in (
             ("storage aggregate read", "storage.tier_read_bytes_per_s", "the tier chosen for the dataset read"),
             ("storage aggregate write", "storage.checkpoint_write_bytes_per_s", "the write the checkpoint assumes"),
