@@ -173,8 +173,9 @@ def boundary_register(doc: dict[str, Any], answers: BoundaryIntake, operations: 
     nothing = "nothing sized: the compile found no feasible configuration"
     ttr = time_to_result_s(doc)
     gpus = number(doc, "compute.gpus") or 0
-    commercial = (f"{gpus * ttr / 3600:,.0f} GPU-hours for one run ({gpus:,.0f} GPUs x {format_duration(ttr)})" if ttr
-                  else f"{gpus:,.0f} GPUs held for the service's term")
+    commercial = (f"{gpus:,.0f} GPUs held for the service's term" if not ttr else
+                  f"{gpus * ttr / 3600:,.0f} GPU-hours for one run ({gpus:,.0f} GPUs x {format_duration(ttr)})"
+                  if math.isfinite(ttr) else f"{gpus:,.0f} GPUs; the run's time is not reached")
     items = [
         _item(base["01"], answers, status="proposed", owner="Sizing input",
               answer=f"Exclusive: {exclusive}." if exclusive else nothing,
@@ -190,7 +191,8 @@ def boundary_register(doc: dict[str, Any], answers: BoundaryIntake, operations: 
                            if acc else nothing),
               depends_on=["compute.accelerator", "compute.system", "fabric.scale_out", "objective"]),
         _item(base["04"], answers,
-              sizing_view=f"{commercial}; IT power {format_power(number(doc, 'facility.it_power_w') or 0.0)}",
+              sizing_view=(f"{commercial}; IT power {format_power(number(doc, 'facility.it_power_w') or 0.0)}"
+                           if gpus else nothing),
               depends_on=["compute.gpus", "objective", "facility.it_power_w"]),
         _item(base["05"], answers, sizing_view=_lifecycle_view(operations),
               depends_on=["operations", "operating_boundary"]),
