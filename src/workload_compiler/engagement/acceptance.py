@@ -130,7 +130,7 @@ def nccl_targets(doc: dict[str, Any], catalog: Catalog, arch: ModelArch | None) 
                       hw.scale_up_bandwidth_bytes_per_s, NVLINK_SOURCE))
     if gpus > hw.scale_up_domain_gpus:
         # A hierarchical all-reduce's bus bandwidth is bound by the NICs of one domain together.
-        tiers.append((f"scale-out ({gpus} GPUs, {tech})", gpus, out_msg, out_why,
+        tiers.append((f"scale-out ({gpus:,} GPUs, {tech})", gpus, out_msg, out_why,
                       hw.scale_out_bandwidth_bytes_per_s * domain,
                       f"{NIC_SOURCE}; {NVLINK_SOURCE} inside each domain; peak: all-reduce the NICs of one domain, "
                       "all-to-all one GPU's NIC"))
