@@ -129,3 +129,15 @@ def test_the_reports_show_the_boundary_once() -> None:
     from workload_compiler.report.markdown import render_markdown
     md = render_markdown(compiled(H100_4096))
     assert "## Operating boundary" in md and "| boundary." not in md
+
+
+def test_a_count_of_one_reads_in_the_singular() -> None:
+    """Ten GPUs of a serving fleet need one compute-fabric leaf: '1 compute-fabric leaf switch', not
+    '1 ... switches' (the resource's name, which scripts look entries up by, stays plural)."""
+    from engagement_builders import EXAMPLES
+
+    reg = compile_workload(EXAMPLES / "nemotron-nano-reasoning.yaml").boundary_register
+    assert reg is not None
+    answer = reg.items[0].answer or ""
+    assert "; 1 compute-fabric leaf switch;" in answer and "10 GPUs (dgx-h100)" in answer
+    assert "compute-fabric leaf switches" in {e.resource for e in reg.items[0].scope}

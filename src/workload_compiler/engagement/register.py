@@ -61,10 +61,22 @@ def _quantity(e: ScopeEntry) -> str:
     if e.quantity is None:
         return e.resource
     if e.unit == "count":
-        return f"{e.quantity:,.0f} {e.resource}"
+        return f"{e.quantity:,.0f} {_singular(e.resource) if e.quantity == 1 else e.resource}"
     text = {"B": format_bytes_decimal(e.quantity), "B/s": _fmt_bytes_s(e.quantity),
             "W": format_power(e.quantity)}.get(e.unit or "", f"{e.quantity:,.4g}")
     return f"{e.resource} {text}"
+
+
+# The plural head nouns of the counted resources below, and their singular ("1 compute-fabric leaf switch")
+_SINGULAR = {"GPUs": "GPU", "domains": "domain", "switches": "switch"}
+
+
+def _singular(resource: str) -> str:
+    """'compute-fabric leaf switches' -> 'compute-fabric leaf switch': the first plural head noun only
+    ('NVLink domains of 8 GPUs' -> 'NVLink domain of 8 GPUs')."""
+    words = resource.split(" ")
+    i = next((k for k, w in enumerate(words) if w in _SINGULAR), None)
+    return resource if i is None else " ".join([*words[:i], _SINGULAR[words[i]], *words[i + 1:]])
 
 
 def resource_scope(doc: dict[str, Any]) -> list[ScopeEntry]:
