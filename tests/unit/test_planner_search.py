@@ -110,7 +110,9 @@ def test_published_mfu_table_is_sourced_and_in_range() -> None:
     # the optimism warning compares with dense runs; an MoE figure is asked for by name
     dense, moe = best_published_mfu("h100-sxm", "fp8"), best_published_mfu("h100-sxm", "fp8", moe=True)
     assert dense is not None and moe is not None and not dense.moe and moe.moe and moe.mfu < dense.mfu
-    assert best_published_mfu("b200", "fp8") is None and best_published_mfu("b200", "fp8", moe=True) is not None
+    b200, b200_moe = best_published_mfu("b200", "fp8"), best_published_mfu("b200", "fp8", moe=True)
+    assert b200 is not None and b200_moe is not None and b200_moe.mfu < b200.mfu
+    assert best_published_mfu("b200", "bf16") is None      # no dense BF16 Blackwell record: unknown, not guessed
 
 
 def test_published_mfu_numbers_match_their_calibration_records() -> None:
@@ -138,6 +140,15 @@ def test_published_mfu_numbers_match_their_calibration_records() -> None:
     for r in records.values():   # no A100 record in the set beats the table's A100 figure
         if str(r["hardware"]["accelerator"]).startswith("A100") and r["measured"].get("mfu_pct"):
             assert r["measured"]["mfu_pct"] / 100 <= a100.mfu + 1e-9
+    # nor a dense FP8 record on B200 or GB200 its accelerator's figure (TFLOP/s over the FP8 dense peak)
+    for accelerator, name in (("b200", "B200"), ("gb200", "GB200")):
+        best = best_published_mfu(accelerator, "fp8")
+        assert best is not None
+        peak = catalog.accelerator(accelerator).peak_flops.fp8
+        for r in records.values():
+            if (r["hardware"]["accelerator"] == name and r["model"]["arch"] != "moe"
+                    and str(r["precision"]).upper().startswith(("FP8", "MXFP8"))):
+                assert r["measured"]["tflops_per_gpu"] * 1e12 / peak <= best.mfu + 5e-4, r["id"]
 
 
 def test_gpt3_whole_space_within_the_issue_goal() -> None:
