@@ -222,5 +222,10 @@ def format_duration(s: float) -> str:
     return f"{s * 1e3:.2f} ms"
 
 
+def counted(n: float, noun: str) -> str:
+    """'1 replica', '1,024 GPUs': a count with thousands separators and its noun, plural unless it is one."""
+    return f"{n:,.0f} {noun}{'' if n == 1 else 's'}"
+
+
 def format_count(n: float, digits: int = 2) -> str:
     return _scaled(n, [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"), (1, "")], digits).strip()

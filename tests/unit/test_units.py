@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from workload_compiler.errors import InputError
 from workload_compiler.units import (
+    counted,
     format_bytes,
     parse_byte_rate,
     parse_bytes,
@@ -62,3 +63,11 @@ def test_bad_values_name_the_field(bad: object) -> None:
 def test_bare_numbers_round_trip(x: float) -> None:
     assert math.isclose(parse_count(x), x)
     assert math.isclose(parse_bytes(str(x)), x, rel_tol=1e-12)
+
+
+def test_counted_is_singular_at_one_and_grouped_in_thousands() -> None:
+    assert counted(1, "replica") == "1 replica"
+    assert counted(2, "replica") == "2 replicas"
+    assert counted(1024, "GPU") == "1,024 GPUs"
+    assert counted(0, "node") == "0 nodes"
+    assert counted(1.0, "node") == "1 node"

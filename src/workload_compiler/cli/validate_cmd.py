@@ -18,6 +18,7 @@ from rich.text import Text
 
 from ..errors import InputError, canonical_id, one_of
 from ..report.layout import fitted, natural_width, packed
+from ..units import counted
 from ..validation.report import Report, Row, summarize, to_json
 from ..validation.suites import SUITES, find_calibration_dir
 from .common import out, user_errors
@@ -73,7 +74,7 @@ def _group_entries(rows: list[Row], width: int) -> list[Text]:
         head.append("  ")
         head.append(f"{r.error * 100:+.1f}%", style=_style(r))
         unit = f" {r.unit}" if r.unit else ""
-        parts = [r.model, f"{r.gpus:,} GPU{'' if r.gpus == 1 else 's'}", r.layout,
+        parts = [r.model, counted(r.gpus, "GPU"), r.layout,
                  f"published {_figure(r.published)}{unit}", f"predicted {_figure(r.predicted)}{unit}"]
         parts += [f"MFU {r.mfu * 100:.1f}%"] if r.mfu is not None else []
         parts += [] if r.fits else [f"does not fit ({r.binding})" if r.binding else "does not fit"]

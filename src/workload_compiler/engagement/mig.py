@@ -28,7 +28,7 @@ from pydantic import Field
 from ..catalog.loader import Catalog, package_yaml
 from ..quantity import quantity
 from ..spine.doc import Doc
-from ..units import format_bytes_decimal
+from ..units import counted, format_bytes_decimal
 from .view import get_path, number
 
 COMPUTE_SLICES, MEMORY_SLICES = 7, 8
@@ -100,7 +100,7 @@ def _profile(name: str, shape: dict[str, Any], hbm: float, fraction: float, need
         why = (f"fits in memory but misses the latency target on the slice (TTFT {ttft:.3g} s, TPOT "
                f"{tpot * 1e3:.3g} ms)")
     else:
-        why = f"fits: {n} replica{'' if n == 1 else 's'} per GPU, TTFT {ttft:.3g} s, TPOT {tpot * 1e3:.3g} ms"
+        why = f"fits: {counted(n, 'replica')} per GPU, TTFT {ttft:.3g} s, TPOT {tpot * 1e3:.3g} ms"
     ok = fits_mem and slo
     return MigProfile(profile=name, compute_slices=c, memory_slices=m, max_instances=n, memory_bytes=mem, fits=ok,
                       why=why, replicas_per_gpu=n if ok else 0, throughput_tokens_per_s=tput if ok else None,
@@ -152,8 +152,8 @@ def mig_section(doc: dict[str, Any], catalog: Catalog) -> MigSection | None:
     elif best is None:
         verdict = "no MIG profile holds a replica within the latency targets: whole GPUs"
     else:
-        replicas = f"{best.replicas_per_gpu} replica{'' if best.replicas_per_gpu == 1 else 's'}"
-        verdict = (f"{best.profile}: {replicas} per GPU; the service needs {best.gpus_needed:,} "
+        verdict = (f"{best.profile}: {counted(best.replicas_per_gpu, 'replica')} per GPU; the service needs "
+                   f"{best.gpus_needed:,} "
                    f"GPUs partitioned instead of {gpus:,} whole" + (f" ({100 * saving:.0f}% fewer)" if saving else
                                                                    " (no fewer)")
                    + f"; billed per slice, {best.slices_needed} slices = {best.fractional_gpus:.2f} GPUs")

@@ -18,7 +18,7 @@ from ..quantity import Unit, quantity_in
 from ..report.format import format_quantity
 from ..software.data import SoftwareData, software_data
 from ..spine.doc import Doc
-from ..units import format_bytes_decimal, format_duration, format_power
+from ..units import counted, format_bytes_decimal, format_duration, format_power
 from .operations import OperationsLoad
 from .view import get_path, number, section_dict, time_to_result_s
 
@@ -88,7 +88,7 @@ def resource_scope(doc: dict[str, Any]) -> list[ScopeEntry]:
     if gpus:
         holds = "a replica holds its GPUs while it serves" if serving else "a synchronous job cannot share its GPUs"
         out.append(ScopeEntry(resource=f"GPUs ({system})", layer="Compute", quantity=gpus, unit="count", exclusive=True,
-                              why=f"in {nodes:,.0f} node{'' if nodes == 1 else 's'}; {holds}" if nodes else
+                              why=f"in {counted(nodes, 'node')}; {holds}" if nodes else
                               "the sized GPUs"))
     domain = number(doc, "fabric.scale_up_domain.gpus") or number(doc, "compute.gpus_per_node")
     tiers = get_path(doc, "fabric.placement.tiers") or {}

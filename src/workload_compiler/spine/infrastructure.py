@@ -33,6 +33,7 @@ from ..provenance import Assumption, Trace
 from ..reliability import ReliabilityLayer
 from ..software import SoftwareLayer, plan_software
 from ..storage.plan import StorageLayer, plan_storage_and_reliability
+from ..units import counted
 from .fabric_pins import compute_switch
 from .result import NotSized
 
@@ -199,8 +200,8 @@ def build_facility(system: System, fabric: FabricLayer | None, switch: Switch | 
                           rack_power_limit_w=f.rack_power, data=data)
     if units * unit.gpus > gpus:   # the hardware comes whole: say what is powered beyond the job
         kind = "rack" if unit.rack_scale else "node"
-        layer.notes.append(f"{gpus:,} GPU{'s' if gpus != 1 else ''} asked; {system.id} comes in {kind}s of "
-                           f"{unit.gpus} GPUs: {units} {kind}{'s' if units != 1 else ''} ({units * unit.gpus:,} "
+        layer.notes.append(f"{counted(gpus, 'GPU')} asked; {system.id} comes in {kind}s of "
+                           f"{unit.gpus} GPUs: {counted(units, kind)} ({units * unit.gpus:,} "
                            f"GPUs) powered, {units * unit.gpus - gpus:,} idle or for other work")
     for a in layer.assumptions:
         trace.assumed(a.field, a.value, a.why, a.unit)
