@@ -216,7 +216,7 @@ def check_offer(offer: Offer, req_doc: dict[str, Any], intake: dict[str, Any], r
                                  f"{sub.time_to_result_s / 86400:,.1f} d" if sub and sub.time_to_result_s else "")))
     elif not same:
         status = "substitution" if sub and sub.accepted is not False else "gap"
-        on = f"sized again on the offer: {sub.gpus} of its {offer.count} GPUs; " \
+        on = f"sized again on the offer: {sub.gpus:,} of its {offer.count:,} GPUs; " \
             if sub and sub.feasible and sub.gpus != offer.count else ""
         layers.append(LayerCheck(layer="compute", status=status, required=required,
                                  offered=f"{offer.count:,} x {acc.id} ({system.id})",

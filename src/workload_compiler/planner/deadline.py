@@ -23,8 +23,8 @@ from ..perf.memory import training_memory_bytes
 from ..perf.objective import gpus_for_deadline, min_gpus_for_flops, time_to_train_s, total_training_flops
 from ..perf.step_time import training_step
 from .capacity import HoldBound, fewest_gpus_to_hold
-from .no_fit import out_of_memory
-from .result import PlanResult, PublishedMfu
+from .no_fit import ladder_searches
+from .result import PlanResult, PublishedMfu, RankedLayout
 from .search import MemoryFn, Progress, StepFn, search
 
 # The intake's GPU bound (intake/limits.py: far beyond any cluster built so far); the cap keeps a
@@ -72,11 +72,11 @@ def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, to
                       published_mfu: PublishedMfu | None = None,
                       progress: Progress | None = None,
                       searched: dict[int, PlanResult] | None = None,
-                      goodput: Callable[[int, PlanResult], float] | None = None,
+                      goodput: Callable[[int, RankedLayout], float] | None = None,
                       typical_mfu: PublishedMfu | None = None) -> DeadlinePlan:
     """Search GPU counts for the smallest that trains `tokens` within `deadline_s` (see module doc).
     `searched`: planner searches of this workload already run, by GPU count (reused, and extended).
-    `goodput(n, search)`: the share of wall time a count's best layout trains after failures; each
+    `goodput(n, best layout)`: the share of wall time a count's best layout trains after failures; each
     count's time is divided by it, so the walk finds the fewest GPUs that meet the deadline after
     failures in one pass (without it: the steady-state time). `typical_mfu`: the best published MFU
     of runs of the model's kind (mixture-of-experts), for the walk's first probe in place of
@@ -94,25 +94,19 @@ def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, to
         if r.best is None:
             return 0.0
         if goodput is not None and n not in goodputs:
-            goodputs[n] = goodput(n, r)
+            goodputs[n] = goodput(n, r.best)
         return r.best.tokens_per_s * goodputs.get(n, 1.0)
 
-    last: list[PlanResult | None] = [None]     # the walk's latest search: nothing fit there, probe first
+    ran: dict[int, PlanResult] = searched if searched is not None else {}
+    known = {n: time_to_train_s(tokens, effective_tokens_per_s(n, r)) for n, r in ran.items() if r.best}
+    search_at = ladder_searches(ran, lambda n, no_fit: search(
+        arch, setup, hw, n, pins, top_k=top_k, memory_fn=memory_fn, step_fn=step_fn, published_mfu=published_mfu,
+        progress=progress, expect_no_fit=no_fit))
 
     def best_tokens_per_s(n: int) -> float:
-        r = searched.get(n) if searched is not None else None
-        if r is None:
-            r = search(arch, setup, hw, n, pins, top_k=top_k, memory_fn=memory_fn, step_fn=step_fn,
-                       published_mfu=published_mfu, progress=progress,
-                       expect_no_fit=out_of_memory(last[0]))
-            if searched is not None:
-                searched[n] = r
-        searches[n] = r
-        last[0] = r
+        r = searches[n] = search_at(n)
         return effective_tokens_per_s(n, r)
 
-    known = {n: time_to_train_s(tokens, effective_tokens_per_s(n, r))
-             for n, r in (searched or {}).items() if r.best}
     # the first probe: the FLOP bound at the best published MFU for this GPU and precision (of the
     # model's kind where one is known), a guess that saves the probes below it when it is close; the
     # walk stays exact either way
@@ -121,7 +115,7 @@ def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, to
     found = gpus_for_deadline(tokens, deadline_s, best_tokens_per_s, node_gpus=hw.gpus_per_node,
                               start_gpus=_start_gpus(flops_bound, hold), max_gpus=cap, known=known,
                               estimate_gpus=estimate)
-    ran = {**(searched or {}), **searches}     # every count probed was searched, here or by an earlier pass
+    # every count probed was searched, here or by an earlier pass (`ran` holds both)
     steady = {n: time_to_train_s(tokens, best.tokens_per_s) if (best := ran[n].best) else math.inf
               for n in found.probes}
     return DeadlinePlan(gpus=found.gpus, plan=searches.get(found.gpus) if found.gpus else None,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
@@ -40,6 +41,22 @@ def out_of_memory(result: PlanResult | None) -> bool:
     probed first (`search(expect_no_fit=True)`)."""
     return result is not None and result.best is None and result.infeasible is not None \
         and result.infeasible[0] == MEMORY_REASON
+
+
+def ladder_searches(cache: dict[int, PlanResult],
+                    run: Callable[[int, bool], PlanResult]) -> Callable[[int], PlanResult]:
+    """A ladder walk's search by GPU count, kept in `cache`: `run(n, expect_no_fit)` for a count not
+    searched yet, told to probe first when the count the walk looked at last had nothing that fits."""
+    last: PlanResult | None = None
+
+    def at(n: int) -> PlanResult:
+        nonlocal last
+        if n not in cache:
+            cache[n] = run(n, out_of_memory(last))
+        last = cache[n]
+        return last
+
+    return at
 
 
 def leanest_if_nothing_fits(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: Space,
@@ -83,4 +100,4 @@ def leanest_if_nothing_fits(arch: ModelArch, setup: TrainingSetup, hw: Hardware,
     return row * inner + pos
 
 
-__all__ = ["leanest_if_nothing_fits", "out_of_memory"]
+__all__ = ["ladder_searches", "leanest_if_nothing_fits", "out_of_memory"]

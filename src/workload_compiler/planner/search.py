@@ -215,7 +215,7 @@ def search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int,
 def _search(arch: ModelArch, setup: TrainingSetup, hw: Hardware, gpus: int, pins: ParallelismIntake | None, *,
             top_k: int, memory_fn: MemoryFn, step_fn: StepFn, published_mfu: PublishedMfu | None,
             chunk_size: int, progress: Progress | None, memory_margin: float, bounded: bool,
-            expect_no_fit: bool = False) -> PlanResult:
+            expect_no_fit: bool) -> PlanResult:
     t0 = time.perf_counter()
     reach = reach_without_nics(hw)
     if reach is not None and gpus > reach:

@@ -18,11 +18,11 @@ from ..intake.common import ParallelismIntake
 from ..intake.training import TrainingWorkload
 from ..perf.layout import Hardware, TrainingSetup
 from ..perf.objective import SIZED_FOR_DEADLINE, finer_rungs, gpu_ladder
-from ..planner.capacity import fewest_gpus_to_hold
+from ..planner.capacity import HoldBound, fewest_gpus_to_hold
 from ..planner.deadline import DEFAULT_MAX_GPUS, DeadlinePlan, plan_for_deadline
-from ..planner.no_fit import out_of_memory
+from ..planner.no_fit import ladder_searches, out_of_memory
 from ..planner.published import best_published_mfu
-from ..planner.result import PlanResult
+from ..planner.result import PlanResult, RankedLayout
 from ..planner.search import search
 from ..provenance import Trace
 from ..sizing.hall import hall_fit
@@ -76,10 +76,10 @@ class GpuChoice:
 
 def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, setup: TrainingSetup,
                 hw: Hardware, catalog: Catalog, trace: Trace,
-                goodput: Callable[[int, PlanResult], float] | None = None, count_needed: bool = True) -> GpuChoice:
+                goodput: Callable[[int, RankedLayout], float] | None = None, count_needed: bool = True) -> GpuChoice:
     """The GPU count, by precedence: given > implied by pins > needed for the deadline > what a cap
     or hall holds > the fewest whole nodes that hold the model (the searches it runs, by GPU count,
-    are shared by the capped and the uncapped deadline walks). `goodput(n, search)`: the deadline is
+    are shared by the capped and the uncapped deadline walks). `goodput(n, best layout)`: the deadline is
     met after failures (planner/deadline.py). `count_needed`: when the cap keeps the deadline out of
     reach, walk on without it for the count the deadline needs (`GpuChoice.needed`)."""
     pins = w.compute.parallelism
@@ -92,17 +92,19 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
     # an MoE model's walk starts where MoE runs have been, not where dense ones have
     typical = best_published_mfu(hw.accelerator_id, run.precision, moe=True) if arch.is_moe else None
     cache: dict[int, PlanResult] = {}
-    last: list[PlanResult | None] = [None]     # the walk's latest search: nothing fit there, probe first
-
-    def plan(n: int) -> PlanResult:
-        if n not in cache:
-            cache[n] = search(arch, setup, hw, n, pins, top_k=TOP_K, published_mfu=published,
-                              expect_no_fit=out_of_memory(last[0]))
-        last[0] = cache[n]
-        return cache[n]
+    plan = ladder_searches(cache, lambda n, no_fit: search(arch, setup, hw, n, pins, top_k=TOP_K,
+                                                           published_mfu=published, expect_no_fit=no_fit))
 
     caps = [c for c in (w.compute.max_gpus, hall_capacity(w, hw, catalog, trace)) if c is not None]
     cap = min(caps) if caps else MAX_SEARCH_GPUS
+
+    def largest_under_cap() -> int:
+        """The largest plannable count under the cap, or Infeasible naming what binds."""
+        hold = fewest_gpus_to_hold(arch, setup, hw)
+        largest = _largest_plannable(cap, hw, plan, hold.gpus)
+        if largest is None:
+            raise Infeasible("gpu cap", _cap_shortfall(hold, hw, cap, cache))
+        return largest
     deadline = w.target.time_to_train
     if deadline is not None:
         def for_deadline(limit: int) -> DeadlinePlan:
@@ -115,16 +117,12 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
             return GpuChoice(gpus=trace.derived("compute.gpus", walk.gpus, SIZED_FOR_DEADLINE),
                              plan=cache[walk.gpus], for_deadline=True, deadline=walk)
         uncapped = for_deadline(MAX_SEARCH_GPUS).gpus if count_needed and cap < MAX_SEARCH_GPUS else None
-        largest = _largest_plannable(cap, hw, plan, fewest_gpus_to_hold(arch, setup, hw).gpus)
-        if largest is None:
-            raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap, cache))
+        largest = largest_under_cap()
         why = "deadline unreachable within the GPU cap: the largest count that has a layout"
         return GpuChoice(gpus=trace.derived("compute.gpus", largest, why), needed=uncapped, plan=cache[largest],
                          deadline=walk)
     if caps:
-        largest = _largest_plannable(cap, hw, plan, fewest_gpus_to_hold(arch, setup, hw).gpus)
-        if largest is None:
-            raise Infeasible("gpu cap", _cap_shortfall(arch, setup, hw, cap, cache))
+        largest = largest_under_cap()
         return GpuChoice(gpus=trace.derived("compute.gpus", largest,
                                             "the most GPUs the cap or hall allows that have a layout"),
                          plan=cache[largest])
@@ -139,12 +137,10 @@ def choose_gpus(w: TrainingWorkload, arch: ModelArch, run: TrainingRunResolved, 
                      + (f": {detail[1]}" if detail else ""))
 
 
-def _cap_shortfall(arch: ModelArch, setup: TrainingSetup, hw: Hardware, cap: int,
-                   searched: dict[int, PlanResult]) -> str:
+def _cap_shortfall(bound: HoldBound, hw: Hardware, cap: int, searched: dict[int, PlanResult]) -> str:
     """Why nothing fits under the cap: the model state against the HBM of the capped GPUs when that
     binds, else the activations and runtime on top of it, with the leanest layout of the largest
-    count searched (its bytes by term)."""
-    bound = fewest_gpus_to_hold(arch, setup, hw)
+    count searched (its bytes by term). `bound`: the fewest GPUs that hold the model state."""
     if bound.gpus is None or bound.gpus > cap:
         return bound.shortfall(cap)
     closest = max((n for n, r in searched.items() if n <= cap and out_of_memory(r)), default=None)

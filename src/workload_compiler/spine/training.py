@@ -24,7 +24,7 @@ from ..intake.training import TrainingWorkload
 from ..perf.gemm_precision import gemm_precision
 from ..perf.layout import PEAK_CLASS, Hardware, TrainingSetup
 from ..planner.published import best_published_mfu
-from ..planner.result import PlanResult, RankedLayout
+from ..planner.result import RankedLayout
 from ..planner.tight_memory import search_at_count
 from ..provenance import Trace
 from ..sizing.result import Collision
@@ -274,14 +274,11 @@ def plan_training(w: TrainingWorkload, catalog: Catalog, resolved: ResolvedTrain
 
 
 def _goodput_of(w: TrainingWorkload, catalog: Catalog, arch: ModelArch, run: TrainingRunResolved,
-                hw: Hardware) -> Callable[[int, PlanResult], float]:
+                hw: Hardware) -> Callable[[int, RankedLayout], float]:
     """The goodput of a count's best layout, as the reliability layer of its compile computes it. A
     count whose infrastructure cannot be built is walked on its steady-state time (goodput 1): its
     compile names the reason."""
-    def goodput(gpus: int, plan: PlanResult) -> float:
-        best = plan.best
-        if best is None:
-            return 1.0
+    def goodput(gpus: int, best: RankedLayout) -> float:
         try:
             return training_goodput(w, catalog, system_id=hw.system_id, gpus=gpus,
                                     layout=parallelism_out(best).model_dump(), arch=arch,
