@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,6 +46,26 @@ def test_the_command_list_shows_each_command_by_its_own_summary() -> None:
         assert " ".join(doc.split("\n\n")[0].split()) == summary, word
 
 
+
+@pytest.mark.parametrize("argv", [["wkc"], ["wkc", "--help"]])
+def test_the_bare_listing_shows_every_summary_whole_and_loads_nothing_heavy(argv: list[str]) -> None:
+    """`wkc` / `wkc --help` as the console script runs them (a fresh process: the listing path is
+    chosen by argv): each command with its whole summary, wrapped within 80 columns, never cut; and
+    neither rich's help renderer nor the engine (pydantic, numpy) imported, which is its speed.
+    (Bare `wkc` is click's usage error: the listing on stderr, exit 2.)"""
+    code = ("import sys\nsys.argv = " + repr(argv) + "\nfrom workload_compiler.cli.main import app\n"
+            "try:\n    app()\nexcept SystemExit:\n    pass\n"
+            "print('LOADED', sorted(m for m in ('rich', 'pydantic', 'numpy', 'yaml') if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "COLUMNS": "80"})
+    listing, loaded = (run.stderr + run.stdout).split("LOADED")
+    assert loaded.strip() == "[]"
+    assert all(len(line) <= 80 for line in listing.splitlines())
+    commands = listing.split("Commands:")[1]
+    assert "..." not in commands and "…" not in commands
+    flat = " ".join(commands.split())
+    for word, (_, summary) in cli_main._COMMANDS.items():
+        assert f"{word} {summary}" in flat, word
 def test_fit_errors_name_the_flag() -> None:
     result = runner.invoke(app, ["fit", "--power", "abc", "--rack-power", "40kW"])
     assert result.exit_code == 2
