@@ -93,7 +93,7 @@ def _listing_only(argv: list[str]) -> bool:
 def _register(argv: list[str]) -> None:
     """Import only the invoked command's module (start-up time is part of every command's wall
     time); for the bare listing, each command by its name and summary alone, in click's plain
-    format: rich's help renderer (rich, markdown-it) was 0.25 of its 0.40 s (issue 12's goal 0.3 s).
+    format: rich's help renderer (rich, markdown-it) was 0.22 of its 0.36 s (issue 12's goal 0.3 s).
     The summary is the `short_help` too, so click wraps it instead of cutting it at 45 columns."""
     if _listing_only(argv):
         app.rich_markup_mode = None
