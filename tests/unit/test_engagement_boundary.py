@@ -141,3 +141,18 @@ def test_a_count_of_one_reads_in_the_singular() -> None:
     answer = reg.items[0].answer or ""
     assert "; 1 compute-fabric leaf switch;" in answer and "10 GPUs (dgx-h100)" in answer
     assert "compute-fabric leaf switches" in {e.resource for e in reg.items[0].scope}
+
+
+def test_one_served_gpu_reads_in_the_singular_in_the_register_and_the_mig_verdict() -> None:
+    """The MIG example at a quarter of its load and without N+1 needs one H100: '1 GPU held', '1 GPU
+    partitioned', '1 slice' (they read '1 GPUs', '1 slices')."""
+    import yaml
+    from engagement_builders import EXAMPLES
+
+    w = yaml.safe_load((EXAMPLES / "llama3.1-8b-mig.yaml").read_text(encoding="utf-8"))
+    w["serving"].pop("availability")
+    w["serving"]["request_rate"] = "0.5/s"
+    spec = compile_workload(w)
+    assert spec.boundary_register is not None and spec.mig is not None
+    assert (spec.boundary_register.items[3].sizing_view or "").startswith("1 GPU held for the service's term")
+    assert "needs 1 GPU partitioned" in spec.mig.verdict and "1 slice = " in spec.mig.verdict

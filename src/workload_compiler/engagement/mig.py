@@ -152,11 +152,11 @@ def mig_section(doc: dict[str, Any], catalog: Catalog) -> MigSection | None:
     elif best is None:
         verdict = "no MIG profile holds a replica within the latency targets: whole GPUs"
     else:
+        assert best.gpus_needed is not None and best.slices_needed is not None   # priced: both are set
+        fewer = f" ({100 * saving:.0f}% fewer)" if saving else " (no fewer)"
         verdict = (f"{best.profile}: {counted(best.replicas_per_gpu, 'replica')} per GPU; the service needs "
-                   f"{best.gpus_needed:,} "
-                   f"GPUs partitioned instead of {gpus:,} whole" + (f" ({100 * saving:.0f}% fewer)" if saving else
-                                                                   " (no fewer)")
-                   + f"; billed per slice, {best.slices_needed} slices = {best.fractional_gpus:.2f} GPUs")
+                   f"{counted(best.gpus_needed, 'GPU')} partitioned instead of {gpus:,} whole{fewer}"
+                   f"; billed per slice, {counted(best.slices_needed, 'slice')} = {best.fractional_gpus:.2f} GPUs")
     return MigSection(
         accelerator=acc.id, supported=True, source=str(data["source"]), replica_memory_bytes=need, gpus_whole=gpus,
         cost_usd_per_hour_whole=whole_cost, profiles=profiles, best_profile=best.profile if best else None,

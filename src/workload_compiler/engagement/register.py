@@ -185,9 +185,13 @@ def boundary_register(doc: dict[str, Any], answers: BoundaryIntake, operations: 
     nothing = "nothing sized: the compile found no feasible configuration"
     ttr = time_to_result_s(doc)
     gpus = number(doc, "compute.gpus") or 0
-    commercial = (f"{gpus:,.0f} GPUs held for the service's term" if not ttr else
-                  f"{gpus * ttr / 3600:,.0f} GPU-hours for one run ({gpus:,.0f} GPUs x {format_duration(ttr)})"
-                  if math.isfinite(ttr) else f"{gpus:,.0f} GPUs; the run's time is not reached")
+    held = counted(gpus, "GPU")
+    if not ttr:
+        commercial = f"{held} held for the service's term"
+    elif math.isfinite(ttr):
+        commercial = f"{gpus * ttr / 3600:,.0f} GPU-hours for one run ({held} x {format_duration(ttr)})"
+    else:
+        commercial = f"{held}; the run's time is not reached"
     items = [
         _item(base["01"], answers, status="proposed", owner="Sizing input",
               answer=f"Exclusive: {exclusive}." if exclusive else nothing,

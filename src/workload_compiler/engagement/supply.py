@@ -26,6 +26,7 @@ from ..intake.offers import CONFIRMATIONS, Offer
 from ..quantity import quantity
 from ..spine.doc import Doc
 from ..spine.result import SCHEMA_VERSION
+from ..units import counted
 from .supply_layers import (
     LayerCheck,
     fabric_checks,
@@ -165,15 +166,16 @@ def _cost(offer: Offer, gpus: int, time_s: float | None, service: bool) -> tuple
     if p.gpu_hour_usd is not None:
         if hours is None:
             return None, "per GPU-hour; the run time is open"
-        return p.gpu_hour_usd * gpus * hours, f"{p.gpu_hour_usd:g} USD/GPU-h x {gpus:,} GPUs x {hours:,.0f} h" + (
-            " (one month)" if service else "")
+        month = " (one month)" if service else ""
+        how = f"{p.gpu_hour_usd:g} USD/GPU-h x {counted(gpus, 'GPU')} x {hours:,.0f} h{month}"
+        return p.gpu_hour_usd * gpus * hours, how
     assert p.monthly_usd is not None
     months = 1.0 if service or hours is None else max(1.0, math.ceil(hours / HOURS_PER_MONTH))
     return p.monthly_usd * months, f"{p.monthly_usd:g} USD/month x {months:g}"
 
 
 def _open_confirmations(offer: Offer) -> list[OpenConfirmation]:
-    stated = {"availability": f"{offer.count:,} GPUs stated", "lead_time": None if offer.lead_time is None else
+    stated = {"availability": f"{counted(offer.count, 'GPU')} stated", "lead_time": None if offer.lead_time is None else
               f"{offer.lead_time / 86400:,.0f} days stated", "schedule": None,
               "sla": None if offer.sla is None else "terms stated", "price": None if offer.price is None else
               "indicative price stated"}
@@ -212,11 +214,11 @@ def check_offer(offer: Offer, req_doc: dict[str, Any], intake: dict[str, Any], r
     if short > 0:
         layers.append(LayerCheck(layer="compute", status="gap", required=required,
                                  offered=f"{offer.count:,} x {acc.id}", shortfall=float(short), unit="count",
-                                 detail=f"{short:,} GPUs short" + (f"; on {offer.count:,} the run takes "
+                                 detail=f"{counted(short, 'GPU')} short" + (f"; on {offer.count:,} the run takes "
                                  f"{sub.time_to_result_s / 86400:,.1f} d" if sub and sub.time_to_result_s else "")))
     elif not same:
         status = "substitution" if sub and sub.accepted is not False else "gap"
-        on = f"sized again on the offer: {sub.gpus:,} of its {offer.count:,} GPUs; " \
+        on = f"sized again on the offer: {sub.gpus:,} of its {counted(offer.count, 'GPU')}; " \
             if sub and sub.feasible and sub.gpus != offer.count else ""
         layers.append(LayerCheck(layer="compute", status=status, required=required,
                                  offered=f"{offer.count:,} x {acc.id} ({system.id})",

@@ -30,7 +30,7 @@ from ..perf.memory import training_memory_bytes
 from ..perf.offload import fewest_layers_to_fit
 from ..perf.stages import layout_string
 from ..perf.step_time import training_step
-from ..units import format_bytes_decimal
+from ..units import counted, format_bytes_decimal
 from . import memo, search_cache
 from .blocks import MEMORY_REASON, UNDEFINED_REASON, MemoryFn, StepFn, Tally, evaluate_block
 from .bound import BOUND_MIN_LAYOUTS, BOUND_REASON, Progress, bounded_search
@@ -145,12 +145,12 @@ def _why_infeasible(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: 
     if space.size == 0:
         pinned = {k: v for k, v in (pins or ParallelismIntake()).model_dump().items() if v is not None}
         return ("pinned parallelism",
-                f"no tp x pp x cp x dp with the pins {pinned} multiplies to {space.gpus:,} GPUs")
+                f"no tp x pp x cp x dp with the pins {pinned} multiplies to {counted(space.gpus, 'GPU')}")
     if leanest_idx < 0:
         structural = {r: c for r, c in counts.items() if c and r not in (MEMORY_REASON, UNDEFINED_REASON)}
         binding = max(structural, key=lambda r: structural[r]) if structural else UNDEFINED_REASON
         listed = "; ".join(f"{r}: {c:,}" for r, c in structural.items())
-        return binding, (f"every one of the {space.size:,} layouts on {space.gpus:,} GPUs breaks a rule "
+        return binding, (f"every one of the {space.size:,} layouts on {counted(space.gpus, 'GPU')} breaks a rule "
                          f"({listed})")
     if counts.get(MEMORY_REASON, 0) and not counts.get(UNDEFINED_REASON, 0):
         v = searched.decode(np.asarray([leanest_idx], dtype=np.int64))
@@ -158,7 +158,7 @@ def _why_infeasible(arch: ModelArch, setup: TrainingSetup, hw: Hardware, space: 
         terms = ", ".join(f"{name} {format_bytes_decimal(float(np.ravel(b)[0]))}"
                           for name, b in mem.items() if name != "total")
         return (MEMORY_REASON,
-                f"the leanest valid layout on {space.gpus:,} GPUs ({describe(v)}) needs "
+                f"the leanest valid layout on {counted(space.gpus, 'GPU')} ({describe(v)}) needs "
                 f"{format_bytes_decimal(float(np.ravel(mem['total'])[0]))} per GPU ({terms}) but "
                 f"{hw.accelerator_id} holds {format_bytes_decimal(hw.hbm_bytes)}")
     return UNDEFINED_REASON, "the step-time model returned no finite step time for any layout that fits"

@@ -146,7 +146,7 @@ def _cap_shortfall(bound: HoldBound, hw: Hardware, cap: int, searched: dict[int,
     closest = max((n for n, r in searched.items() if n <= cap and out_of_memory(r)), default=None)
     leanest = searched[closest].infeasible if closest is not None else None
     return (f"no layout of the model fits on {cap:,} or fewer {hw.accelerator_id} GPUs: the state fits "
-            f"({bound.gpus} GPUs hold it) but not with activations and runtime memory"
+            f"({bound.gpus:,} GPUs hold it) but not with activations and runtime memory"
             + (f"; at the most GPUs searched, {leanest[1]}" if leanest else ""))
 
 
