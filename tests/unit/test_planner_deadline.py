@@ -13,7 +13,7 @@ from workload_compiler.catalog.loader import load_catalog
 from workload_compiler.perf.layout import Hardware, TrainingSetup
 from workload_compiler.perf.objective import gpu_ladder, time_to_train_s
 from workload_compiler.planner import fewest_gpus_to_hold, plan_for_deadline, search
-from workload_compiler.planner.result import PublishedMfu
+from workload_compiler.planner.result import PlanResult, PublishedMfu
 
 
 def _met_just_at_64() -> tuple[ModelArch, TrainingSetup, Hardware, float, float]:
@@ -38,6 +38,19 @@ def test_deadline_plan_is_the_smallest_count_meeting_it() -> None:
         best = search(arch, setup, hw, n, top_k=1, memory_fn=memory, step_fn=step).best
         assert best is None or time_to_train_s(tokens, best.tokens_per_s) > deadline
     assert plan.gpus <= 64
+
+
+def test_a_walk_answered_from_earlier_searches_still_carries_its_plan() -> None:
+    """A second walk over the searches a first one ran (the capped and uncapped walks of a compile
+    share them) finds its answer among them without searching again, and returns that search."""
+    arch, setup, hw, tokens, deadline = _met_just_at_64()
+    searched: dict[int, PlanResult] = {}
+    first = plan_for_deadline(arch, setup, hw, tokens=tokens, deadline_s=deadline, memory_fn=memory,
+                              step_fn=step, searched=searched)
+    again = plan_for_deadline(arch, setup, hw, tokens=tokens, deadline_s=deadline, memory_fn=memory,
+                              step_fn=step, searched=searched)
+    assert first.gpus is not None and again.gpus == first.gpus
+    assert again.plan is searched[first.gpus]
 
 
 def test_hold_bound_is_a_true_lower_bound_with_standins() -> None:

@@ -118,7 +118,7 @@ def plan_for_deadline(arch: ModelArch, setup: TrainingSetup, hw: Hardware, *, to
     # every count probed was searched, here or by an earlier pass (`ran` holds both)
     steady = {n: time_to_train_s(tokens, best.tokens_per_s) if (best := ran[n].best) else math.inf
               for n in found.probes}
-    return DeadlinePlan(gpus=found.gpus, plan=searches.get(found.gpus) if found.gpus else None,
+    return DeadlinePlan(gpus=found.gpus, plan=ran.get(found.gpus) if found.gpus else None,
                         best_time_s=found.time_to_train_s, probes=steady,
                         flops_bound_gpus=flops_bound, hold=hold, total_flops=flops,
                         deadline_s=deadline_s, max_gpus=cap, searches=searches, goodputs=goodputs)
