@@ -181,6 +181,16 @@ def _sliding(family: _Family, r: ConfigReader, layers: int) -> tuple[int, int]:
     return 0, 0
 
 
+def _glu_clamp(r: ConfigReader) -> float:
+    """GptOssConfig's swiglu_limit (7.0): the clamp on the experts' gate and linear inputs; 0 = none."""
+    limit = r.raw("swiglu_limit")
+    if limit is None:
+        return 0.0
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 <= limit < float("inf"):
+        raise InputError(FIELD, r.origin, f"swiglu_limit {limit!r} is not a finite number >= 0")
+    return float(limit)
+
+
 def _weight_format(cfg: Mapping[str, Any]) -> tuple[str | None, str]:
     q = cfg.get("quantization_config")
     if not isinstance(q, dict) or q.get("quant_method") not in _QUANT_METHODS:
@@ -254,6 +264,7 @@ def arch_from_hf_dict(cfg: Mapping[str, Any], origin: str = "config.json") -> Mo
         values = {k: v for k, v in values.items() if not k.startswith("moe_")}
     values["sliding_window"], values["sliding_window_layers"] = _sliding(family, r, layers)
     values["weight_format"], values["weight_format_scope"] = _weight_format(cfg)
+    values["glu_clamp"] = _glu_clamp(r)
     try:
         return ModelArch(**values)
     except ValidationError as exc:

@@ -36,6 +36,11 @@ class ModelArch(BaseModel):
     ffn_hidden_size: int = Field(ge=0, description="intermediate size of the dense MLP")
     vocab_size: int = Field(gt=0)
     mlp: MlpKind = "gelu"
+    # A clamp on the gated MLP's inputs before its activation (GPT-OSS: swiglu_limit 7.0, the gate
+    # clamped above and the linear half both ways); 0 = none. Megatron-Core runs it as separate
+    # PyTorch ops beside the fused activation kernel, memory-bound traffic perf/step_time.py counts.
+    glu_clamp: float = Field(default=0.0, ge=0, description="clamp limit on the gated MLP's inputs "
+                             "(swiglu_limit); 0 = none")
     tied_embeddings: bool = False
     # Mixture of experts (experts = 0 means dense).
     moe_experts: int = Field(default=0, ge=0)

@@ -39,7 +39,7 @@ _HYBRID = {"pattern": "hybrid_pattern", "mamba_heads": "mamba_heads", "mamba_hea
            "state_dim": "mamba_state_dim", "groups": "mamba_groups", "conv_kernel": "mamba_conv_kernel"}
 _SPARSE = {"topk": "sparse_attention_topk", "indexer_heads": "indexer_heads",
            "indexer_head_dim": "indexer_head_dim"}
-_SCALARS = (*_CORE, "sliding_window", "sliding_window_layers", "mtp_layers", "attention_output_gate")
+_SCALARS = (*_CORE, "sliding_window", "sliding_window_layers", "mtp_layers", "attention_output_gate", "glu_clamp")
 
 # Given params that differ from the resolved architecture's total by more than this are a
 # contradiction in the input, not rounding ("70B" for Llama 2 70B's 68.98B is 1.5% off).
@@ -221,7 +221,7 @@ def _traced_fields(values: dict[str, Any]) -> list[str]:
         names += list(_HYBRID.values())
     if values.get("sparse_attention_topk"):
         names += list(_SPARSE.values())
-    return names + [n for n in ("mtp_layers", "weight_format", "attention_output_gate") if values.get(n)]
+    return names + [n for n in ("mtp_layers", "weight_format", "attention_output_gate", "glu_clamp") if values.get(n)]
 
 
 def _validate(v: dict[str, Any], path: str) -> None:
@@ -261,6 +261,9 @@ def _validate(v: dict[str, Any], path: str) -> None:
     if window_layers and not window:
         raise InputError(f"{path}.sliding_window", window,
                          "a window of at least 1 token for sliding_window_layers")
+    if v.get("glu_clamp", 0) and v["mlp"] not in GATED_MLPS:
+        raise InputError(f"{path}.glu_clamp", v["glu_clamp"], f"0 for a {v['mlp']} MLP: a clamp applies to "
+                         f"a gated MLP's inputs ({', '.join(sorted(GATED_MLPS))})")
 
 
 def resolve_model(intake: ModelIntake, trace: Trace, path: str = "model") -> ModelArch:

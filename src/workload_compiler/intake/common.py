@@ -146,6 +146,9 @@ class ModelIntake(Strict):
     mlp: MlpKind | None = Field(default=None, description="not given: gated (swiglu) when ffn_hidden_size is under "
                                 "3.75 x hidden_size or the attention is grouped-query, else gelu (arch/resolve.py)")
     tied_embeddings: bool | None = None
+    glu_clamp: float | None = limited(None, ge=0, le=L.MAX_GLU_CLAMP, why=L.GLU_CLAMP,
+                                      description="clamp limit on the gated MLP's inputs (HF swiglu_limit: "
+                                      "GPT-OSS 7.0); 0 = none")
     moe: MoeIntake | None = None
     mla: MlaIntake | None = None
     hybrid: HybridIntake | None = None

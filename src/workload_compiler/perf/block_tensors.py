@@ -68,6 +68,10 @@ def mlp_tensors(a: ModelArch, ffn: float, sharding: Sharding, in_sharding: Shard
     hidden = (2 if a.gated else 1) * ACT_BYTES * ffn
     t = [SavedTensor(f"{prefix}fc1_out", hidden, sharding, "mlp_hidden"),
          SavedTensor(f"{prefix}act_out", gemm_in * ffn, sharding, "act")]
+    if a.glu_clamp and a.gated:
+        # a clamped GLU (perf/step_time.py glu_clamp_elements): the clamps keep their input, fc1's
+        # output, and the fused activation saves the clamped copy it was given
+        t.append(SavedTensor(f"{prefix}clamped_in", hidden, sharding, "act"))
     names = ("w1", "w3") if a.gated else ("w1",)
     mm = [SavedTensor(f"{prefix}{n}", ACT_BYTES * ffn, sharding, "mm_out") for n in names]
     mm.append(SavedTensor(f"{prefix}w2", ACT_BYTES * (width or a.hidden_size), in_sharding, "mm_out"))

@@ -15,7 +15,8 @@ t_mb is one micro-batch on one stage (L/pp layers; head and loss spread over the
   gap to the median GPU, longer where the softmax exponentials bind (perf/attention_rate.py), over
   a packed document's span where documents share a sequence; or unfused (2021-22 Megatron: batched
   GEMMs plus a memory-bound softmax over the s x s scores);
-- memory-bound kernels (norms, residuals, activations, rotary, FP8 casts, loss) over HBM;
+- memory-bound kernels (norms, residuals, activations, rotary, FP8 casts, loss, a clamped GLU's
+  clamps) over HBM;
 - a fitted exposed share of the tensor-parallel all-reduces, the context-parallel KV ring beyond
   what the attention core hides, and the expert all-to-alls;
 - under dropless MoE routing, a fitted floor: an MoE layer takes at least the host's time to issue it.
@@ -83,6 +84,20 @@ def op_sac_recompute_fraction(a: ModelArch) -> float:
     ffn = float(a.ffn_hidden_size or a.moe_ffn_hidden_size)
     widths = [q, kv, kv, s.o_in, *([ffn] * (3 if a.gated else 2))]  # matmul FLOPs are h x width
     return float(sum(w for i, w in enumerate(widths) if i % 2 == 1) / sum(widths))
+
+
+def glu_clamp_elements(a: ModelArch, forward_again: FloatArray) -> FloatArray:
+    """Elements a clamped GLU's clamps move per element of its output width, forward and backward,
+    + the forward again under a recompute that reruns the activation; 0 without a clamp.
+
+    Megatron-Core's weighted_bias_quick_geglu_impl (moe/experts.py TEGroupedMLP passes
+    activation_func_clamp_value; megatron/core/fusions/fused_bias_geglu.py) chunks fc1's output into
+    its gate and linear halves, clamps each and concatenates them before the fused activation
+    kernel, as separate PyTorch ops. Forward 8: two clamps read and write a half each (4), the
+    concatenation reads and writes both (4). Backward 10: each clamp's gradient reads the incoming
+    gradient and its input and writes one half (6), the chunk's gradient joins the halves again (4).
+    Counted bytes, like LoRA's adapters, so no fitted multiplier."""
+    return (8.0 * (1.0 + forward_again) + 10.0) * (a.glu_clamp > 0)
 
 
 def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Hardware,
@@ -211,15 +226,17 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
 
     def layer_terms(mlp_time: FloatArray, elements: FloatArray, is_moe: bool) -> dict[str, FloatArray]:
         """One decoder layer, one micro-batch, forward and backward, by step term."""
+        # the activation function's output width per token on this GPU (an MoE layer: its routed copies)
+        act_width = (a.moe_top_k * setup.moe_load_imbalance * a.moe_ffn_hidden_size if is_moe
+                     else a.mlp_share * a.ffn_hidden_size) / tp
         # module recompute runs the two norms and the activation function forward again
-        again = mods * (2.0 * blocks * h_act + (2.0 + s.up) * (a.moe_top_k * setup.moe_load_imbalance
-                                                               * a.moe_ffn_hidden_size if is_moe
-                                                               else a.mlp_share * a.ffn_hidden_size) / tp)
+        again = mods * (2.0 * blocks * h_act + (2.0 + s.up) * act_width)
         moved = k.elementwise_mult * tok * (2.0 * elements + cast + again)
         gemms = passes * (attn + mamba + mlp_time) + up_proj
         tp_layer = exposed_s(tp_comm, gemms, k) if setup.tp_comm_overlap else tp_comm
         compute = gemms + (1.0 + any_rc) * core_fwd + core_bwd
-        bound = memory_bound_s(bw_passes * moved + scores + core_passes * ssd_bytes + 3.0 * lora_bytes,
+        clamp = tok * 2.0 * act_width * glu_clamp_elements(a, full + mods)
+        bound = memory_bound_s(bw_passes * moved + scores + core_passes * ssd_bytes + 3.0 * lora_bytes + clamp,
                                hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)
         # EP overlap (Megatron-Core's combined 1F1B, core.pipeline_parallel.combined_1f1b: "EP A2A in
         # forward step is hidden by the attention/mlp computation in the backward step, and vice
