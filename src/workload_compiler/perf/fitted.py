@@ -28,9 +28,9 @@ The last step counts GPT-OSS's clamped GLU (arch.model glu_clamp, config.json sw
 Megatron-Core clamps the experts' gate and linear halves and concatenates them as separate kernels
 before its fused activation (perf/step_time.py glu_clamp_elements, counted bytes with no fitted
 multiplier), and the fused activation saves the clamped copy (perf/block_tensors.py). GPT-OSS-120B:
-GB200 -22.0 -> -18.6%, B200 -43.6 -> -41.5%, H100 -4.6 -> +0.7% in sample; the 6 held-out rows
+GB200 -22.0 -> -18.6%, B200 -43.6 -> -41.5%, H100 -4.6 -> +0.7% in sample; the 5 held-out rows
 -14..-39 -> -12..-37%; in sample 5.99 -> 5.95%, leave-one-family-out 6.18 -> 6.13%, the 37 held-out
-runs 13.5 -> 13.1%. Still not explained: GPT-OSS stays 12-41% fast on every Blackwell system (most
+runs 13.5 -> 13.1%. Still not explained: GPT-OSS stays 12-42% fast on every Blackwell system (most
 on B200 at ep 8, where each step reduces 28.7 GB of expert gradients per GPU over InfiniBand).
 The step before it followed packed documents (training.document_tokens): NeMo 24.07's fine-tuning rows
 ran SQuAD packed to 4,096 with attention within each ~250-token example (the records' intake says so,
