@@ -136,3 +136,27 @@ def test_a_tight_memory_fit_is_warned_in_the_summary_of_every_report() -> None:
     markdown = render_markdown(spec)
     assert markdown.index("**Warnings**") < markdown.index("## ") and "memory tight" in markdown
     assert 'data-testid="warning"' in render_html(spec)
+
+
+def test_a_layout_string_wider_than_the_line_breaks_after_its_separators_inside_the_summary() -> None:
+    """A pipeline layout string wider than the summary's value column (GPT-OSS-120B's uneven stages
+    on 64 B200: 60 characters) once overflowed the panel, its tail folded to the terminal's first
+    column. It now breaks after its '|' separators, inside the panel, and joins back unchanged."""
+    spec = compile_workload({"kind": "training", "model": {"preset": "gpt-oss-120b"},
+                             "training": {"tokens": "1T", "seq_len": 4096, "global_batch_size": 512,
+                                          "precision": "bf16"},
+                             "compute": {"accelerator": "b200", "gpus": 64}})
+    layout = spec.compute["parallelism"]["pipeline_layout"]
+    assert layout is not None and len(layout) > 60
+    panel = terminal(spec, 80).split("╰")[0].splitlines()[1:]     # the summary panel's body
+    assert all(line.startswith("│ ") and line.endswith("│") for line in panel)
+    rows = [line[2:-1] for line in panel]
+    start = next(i for i, row in enumerate(rows) if row.strip().startswith(layout[:12]))
+    column = len(rows[start]) - len(rows[start].lstrip())      # the value column
+    pieces: list[str] = []
+    for row in rows[start:]:
+        if len("".join(pieces)) >= len(layout):
+            break
+        assert len(row) - len(row.lstrip()) == column, f"a piece left the value column: {row!r}"
+        pieces.append(row.strip())
+    assert "".join(pieces) == layout and len(pieces) > 1

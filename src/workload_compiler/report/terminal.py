@@ -3,12 +3,14 @@ assumptions), then the six layers with their headline values; `detail=True` show
 every section, with the formula or the reason beside it.
 
 Lines are laid out here at the console's width and wrapped at spaces, so a word or a number is
-never split or cut at 80 columns. Any section a package adds to `SystemSpec` is rendered from its
+never split or cut at 80 columns (a pipeline layout string wider than the line breaks after its
+'|' separators). Any section a package adds to `SystemSpec` is rendered from its
 field metadata, without code here.
 """
 
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any
 
@@ -33,11 +35,27 @@ MAX_LABEL = 30
 
 
 def _wrap(text: str, width: int) -> list[str]:
-    """Lines of at most `width` characters, broken at spaces only (a longer word keeps its line)."""
+    """Lines of at most `width` characters, broken at spaces; a longer word (a pipeline layout
+    string) after its separators (`_split_word`), else it keeps its line."""
+    width = max(width, 8)
     out: list[str] = []
     for para in text.splitlines() or [""]:
-        out += textwrap.wrap(para, width=max(width, 8), break_long_words=False, break_on_hyphens=False) or [""]
+        for line in textwrap.wrap(para, width=width, break_long_words=False, break_on_hyphens=False) or [""]:
+            out += _split_word(line, width) if len(line) > width else [line]
     return out
+
+
+def _split_word(word: str, width: int) -> list[str]:
+    """A word wider than the line in pieces of at most `width`, each ending at a '|' or ',' (a
+    Megatron layout string's stage and chunk separators), so the pieces join back to the word with
+    nothing inserted; a piece with no separator in reach stays whole."""
+    parts = [p for p in re.findall(r"[^|,]*[|,]?", word) if p]
+    lines = [""]
+    for part in parts:
+        if lines[-1] and len(lines[-1]) + len(part) > width:
+            lines.append("")
+        lines[-1] += part
+    return lines
 
 
 def label_of(row: Row) -> str:
