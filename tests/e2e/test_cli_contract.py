@@ -46,7 +46,6 @@ def test_the_command_list_shows_each_command_by_its_own_summary() -> None:
         assert " ".join(doc.split("\n\n")[0].split()) == summary, word
 
 
-
 @pytest.mark.parametrize("argv", [["wkc"], ["wkc", "--help"]])
 def test_the_bare_listing_shows_every_summary_whole_and_loads_nothing_heavy(argv: list[str]) -> None:
     """`wkc` / `wkc --help` as the console script runs them (a fresh process: the listing path is
@@ -66,6 +65,8 @@ def test_the_bare_listing_shows_every_summary_whole_and_loads_nothing_heavy(argv
     flat = " ".join(commands.split())
     for word, (_, summary) in cli_main._COMMANDS.items():
         assert f"{word} {summary}" in flat, word
+
+
 def test_fit_errors_name_the_flag() -> None:
     result = runner.invoke(app, ["fit", "--power", "abc", "--rack-power", "40kW"])
     assert result.exit_code == 2

@@ -64,12 +64,17 @@ def test_the_clamps_move_the_counted_bytes(recompute: str, elements: float) -> N
     assert _extra_memory_bound_s(recompute) == pytest.approx(want, rel=1e-9)
 
 
-def test_an_unclamped_model_pays_nothing() -> None:
-    arch = preset_arch("qwen3-30b-a3b")
+def test_a_clamp_on_an_mlp_without_a_gate_costs_nothing_in_either_model() -> None:
+    """A ModelArch built directly (not through the intake's rule) with a clamp on a GeLU MLP: there
+    is no gate to clamp, so neither the step nor the saved tensors change (`ModelArch.clamps_glu`)."""
+    gpt3 = preset_arch("gpt3-175b")
+    stray = gpt3.model_copy(update={"glu_clamp": 7.0})
+    assert not stray.clamps_glu and OSS.clamps_glu
+    lay = Layout.of(tp=8, pp=1, dp=1, cp=1, ep=1, etp=1, vp=1, mbs=1, recompute=0, sp=True, zero=1)
     setup = dataclasses.replace(SETUP, seq_len=2048)
-    a = training_step(arch, setup, _layout("none"), H100).step_time_s
-    b = training_step(arch.model_copy(update={"glu_clamp": 0.0}), setup, _layout("none"), H100).step_time_s
-    assert float(a) == float(b)
+    assert float(training_step(stray, setup, lay, H100).step_time_s) == float(
+        training_step(gpt3, setup, lay, H100).step_time_s)
+    assert layer_activations(stray, moe_layer=False) == layer_activations(gpt3, moe_layer=False)
 
 
 def test_the_clamped_copy_is_saved_unless_the_activation_is_recomputed() -> None:

@@ -114,6 +114,11 @@ class ModelArch(BaseModel):
         return self.mlp in GATED_MLPS
 
     @property
+    def clamps_glu(self) -> bool:
+        """The gated MLP's inputs are clamped (`glu_clamp`); a clamp on an MLP without a gate is none."""
+        return self.glu_clamp > 0 and self.gated
+
+    @property
     def moe_layers(self) -> int:
         """Layers of the MoE kind: a transformer's layers whose MLP is a mixture of experts; every
         layer of a hybrid with MoE blocks (each holds `moe_share` of one, arch.model shares)."""

@@ -68,7 +68,7 @@ def mlp_tensors(a: ModelArch, ffn: float, sharding: Sharding, in_sharding: Shard
     hidden = (2 if a.gated else 1) * ACT_BYTES * ffn
     t = [SavedTensor(f"{prefix}fc1_out", hidden, sharding, "mlp_hidden"),
          SavedTensor(f"{prefix}act_out", gemm_in * ffn, sharding, "act")]
-    if a.glu_clamp and a.gated:
+    if a.clamps_glu:
         # a clamped GLU (perf/step_time.py glu_clamp_elements): the clamps keep their input, fc1's
         # output, and the fused activation saves the clamped copy it was given
         t.append(SavedTensor(f"{prefix}clamped_in", hidden, sharding, "act"))

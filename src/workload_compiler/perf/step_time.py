@@ -97,7 +97,7 @@ def glu_clamp_elements(a: ModelArch, forward_again: FloatArray) -> FloatArray:
     concatenation reads and writes both (4). Backward 10: each clamp's gradient reads the incoming
     gradient and its input and writes one half (6), the chunk's gradient joins the halves again (4).
     Counted bytes, like LoRA's adapters, so no fitted multiplier."""
-    return (8.0 * (1.0 + forward_again) + 10.0) * (a.glu_clamp > 0)
+    return (8.0 * (1.0 + forward_again) + 10.0) * a.clamps_glu
 
 
 def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Hardware,

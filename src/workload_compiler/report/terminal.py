@@ -46,9 +46,9 @@ def _wrap(text: str, width: int) -> list[str]:
 
 
 def _split_word(word: str, width: int) -> list[str]:
-    """A word wider than the line in pieces of at most `width`, each ending at a '|' or ',' (a
-    Megatron layout string's stage and chunk separators), so the pieces join back to the word with
-    nothing inserted; a piece with no separator in reach stays whole."""
+    """A word wider than the line in pieces of at most `width`, each ending at a '|' (a Megatron
+    layout string's stage separator) or a ',', so the pieces join back to the word with nothing
+    inserted; a piece with no separator in reach stays whole."""
     parts = [p for p in re.findall(r"[^|,]*[|,]?", word) if p]
     lines = [""]
     for part in parts:

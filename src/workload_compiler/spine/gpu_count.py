@@ -144,10 +144,10 @@ def _cap_shortfall(bound: HoldBound, hw: Hardware, cap: int, searched: dict[int,
     if bound.gpus is None or bound.gpus > cap:
         return bound.shortfall(cap)
     closest = max((n for n, r in searched.items() if n <= cap and out_of_memory(r)), default=None)
-    leanest = searched[closest].infeasible if closest is not None else None
+    why = searched[closest].infeasible if closest is not None else None   # (reason, its leanest layout)
     return (f"no layout of the model fits on {cap:,} or fewer {hw.accelerator_id} GPUs: the state fits "
             f"({bound.gpus:,} GPUs hold it) but not with activations and runtime memory"
-            + (f"; at the most GPUs searched, {leanest[1]}" if leanest else ""))
+            + (f"; at the most GPUs searched, {why[1]}" if why else ""))
 
 
 def _largest_plannable(cap: int, hw: Hardware, plan: Callable[[int], PlanResult], hold: int | None) -> int | None:
