@@ -11,7 +11,10 @@ planner/search_cache.py). The verdict is the cold one; the warm median is beside
 is shared: read the median, and the load average printed first. The machine's own speed is printed
 first too (a bare interpreter start and a fixed pure-Python loop), so figures from two machines
 can be compared: the goals were set on one 2-core machine, and the same command runs 3x slower on
-a slower one.
+a slower one. Then the stack floor (`stack_floor`): in a fresh process, the import of the libraries
+the command needs and the creation of as many pydantic classes with as many fields as the package's
+result and intake contract defines, then the schemas a compile of the HPC example builds: what any
+compile costs before a line of our own code runs.
 
     python benchmarks/bench_compile.py [--runs 5] [--json]
 """
@@ -19,6 +22,7 @@ a slower one.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -73,6 +77,64 @@ def machine_reference(runs: int) -> str:
             f"{statistics.median(loops):.2f} s (median of {runs})")
 
 
+# The floor no code of ours can go under: the libraries the command imports, then pydantic classes as
+# many (with as many fields) as the result and intake contract defines, with the schemas a compile
+# builds. Run in a fresh process, with the settings of cli/startup.py.
+FLOOR_CODE = """
+import json, sys, time
+from workload_compiler.cli.startup import tune_process
+tune_process()
+t0 = time.perf_counter()
+import numpy, pydantic, rich.console, typer, yaml
+t1 = time.perf_counter()
+from pydantic import ConfigDict, Field, create_model
+n_models, n_fields, n_built = map(int, sys.argv[1:4])
+per = -(-n_fields // n_models)
+field = (float | None, Field(None, description="a quantity", json_schema_extra={"unit": "s"}))
+models = [create_model(f"M{i}", __config__=ConfigDict(defer_build=True, extra="forbid"),
+                       **{f"f{j}": field for j in range(per)}) for i in range(n_models)]
+t2 = time.perf_counter()
+for m in models[:n_built]:
+    m.model_rebuild(force=True)
+t3 = time.perf_counter()
+print(json.dumps([t1 - t0, t2 - t1, t3 - t2]))
+"""
+
+
+def contract_size(example: Path) -> tuple[int, int, int]:
+    """(pydantic models the package defines, their fields, the models whose schema a compile of
+    `example` builds), counted in this process after compiling it."""
+    import pydantic
+
+    from workload_compiler import compile_workload
+    compile_workload(example)
+    seen: set[type] = set()
+    todo = [pydantic.BaseModel]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                todo.append(sub)
+    ours = [m for m in seen if m.__module__.startswith("workload_compiler.")]
+    return len(ours), sum(len(m.model_fields) for m in ours), sum(bool(m.__pydantic_complete__) for m in ours)
+
+
+def stack_floor(example: Path, runs: int) -> str:
+    """Median seconds of the floor (FLOOR_CODE) in fresh processes: the libraries, the classes, the
+    schemas; the sum is what a compile of `example` costs before any of our code runs."""
+    size = contract_size(example)
+    parts: list[list[float]] = [[], [], []]
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-c", FLOOR_CODE, *map(str, size)], check=True,
+                             capture_output=True, text=True).stdout
+        for into, value in zip(parts, json.loads(out), strict=True):
+            into.append(value)
+    lib, classes, schemas = (statistics.median(p) for p in parts)
+    return (f"stack floor ({example.name}): libraries {lib:.2f} s + {size[0]} pydantic classes with {size[1]} "
+            f"fields {classes:.2f} s + the {size[2]} schemas a compile builds {schemas:.2f} s = "
+            f"{lib + classes + schemas:.2f} s before any of our code (python start not included)")
+
+
 def intakes() -> list[Path]:
     """The bundled intakes (an offers file is an input of `wkc supply --offers`, not an intake)."""
     return [p for p in sorted((ROOT / "examples").glob("*.yaml"))
@@ -95,6 +157,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.runs} runs each")
     print(machine_reference(args.runs))
+    print(stack_floor(ROOT / "examples" / "hpc-molecular-dynamics.yaml", args.runs))
     print(f"{'command':<36} {'median s':>9} {'best s':>8} {'goal s':>7} {'goal/med':>8} {'compile s':>9} "
           f"{'warm s':>8} {'warm':>4}  cold")
     print(row("wkc --help", wall_times(["--help"], args.runs), HELP_GOAL_S, None))
