@@ -77,9 +77,10 @@ def machine_reference(runs: int) -> str:
             f"{statistics.median(loops):.2f} s (median of {runs})")
 
 
-# The floor no code of ours can go under: the libraries the command imports, then pydantic classes as
-# many (with as many fields) as the result and intake contract defines, with the schemas a compile
-# builds. Run in a fresh process, with the settings of cli/startup.py.
+# A floor no code of ours goes under: the libraries the command imports, then as many pydantic classes
+# with as many fields as the result and intake contract defines (each field of the simplest kind, an
+# optional float with a unit: ours cost more), with the schemas a compile builds. Run in a fresh
+# process, with the settings of cli/startup.py.
 FLOOR_CODE = """
 import json, sys, time
 from workload_compiler.cli.startup import tune_process
@@ -89,10 +90,10 @@ import numpy, pydantic, rich.console, typer, yaml
 t1 = time.perf_counter()
 from pydantic import ConfigDict, Field, create_model
 n_models, n_fields, n_built = map(int, sys.argv[1:4])
-per = -(-n_fields // n_models)
+per, extra = divmod(n_fields, n_models)
 field = (float | None, Field(None, description="a quantity", json_schema_extra={"unit": "s"}))
 models = [create_model(f"M{i}", __config__=ConfigDict(defer_build=True, extra="forbid"),
-                       **{f"f{j}": field for j in range(per)}) for i in range(n_models)]
+                       **{f"f{j}": field for j in range(per + (i < extra))}) for i in range(n_models)]
 t2 = time.perf_counter()
 for m in models[:n_built]:
     m.model_rebuild(force=True)
