@@ -103,8 +103,9 @@ print(json.dumps([t1 - t0, t2 - t1, t3 - t2]))
 
 
 def contract_size(example: Path) -> tuple[int, int, int]:
-    """(pydantic models the package defines, their fields, the models whose schema a compile of
-    `example` builds), counted in this process after compiling it."""
+    """(the package's pydantic models loaded in this process, the fields they hold, inherited ones
+    included as pydantic collects them, the models whose schema is built), counted right after a
+    compile of `example`: call it before anything else of the package loads."""
     import pydantic
 
     from workload_compiler import compile_workload

@@ -223,8 +223,10 @@ def format_duration(s: float) -> str:
 
 
 def counted(n: float, noun: str) -> str:
-    """'1 replica', '1,024 GPUs': a count with thousands separators and its noun, plural unless it is one."""
-    return f"{n:,.0f} {noun}{'' if n == 1 else 's'}"
+    """'1 replica', '1,024 GPUs': a count with thousands separators and its noun, plural unless it
+    reads as one (0.6 prints '1', so it is singular too)."""
+    shown = f"{n:,.0f}"
+    return f"{shown} {noun}{'' if shown == '1' else 's'}"
 
 
 def format_count(n: float, digits: int = 2) -> str:

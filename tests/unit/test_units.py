@@ -71,3 +71,4 @@ def test_counted_is_singular_at_one_and_grouped_in_thousands() -> None:
     assert counted(1024, "GPU") == "1,024 GPUs"
     assert counted(0, "node") == "0 nodes"
     assert counted(1.0, "node") == "1 node"
+    assert counted(0.6, "node") == "1 node"     # it prints as one

@@ -235,7 +235,7 @@ def training_step(arch: ModelArch, setup: TrainingSetup, layout: Layout, hw: Har
         gemms = passes * (attn + mamba + mlp_time) + up_proj
         tp_layer = exposed_s(tp_comm, gemms, k) if setup.tp_comm_overlap else tp_comm
         compute = gemms + (1.0 + any_rc) * core_fwd + core_bwd
-        clamp = tok * 2.0 * act_width * glu_clamp_elements(a, full + mods)
+        clamp = tok * 2.0 * act_width * glu_clamp_elements(a, full + mods)   # 2 B: bf16 activations
         bound = memory_bound_s(bw_passes * moved + scores + core_passes * ssd_bytes + 3.0 * lora_bytes + clamp,
                                hw.hbm_bandwidth_bytes_per_s, hw.measured.hbm_bytes_per_s)
         # EP overlap (Megatron-Core's combined 1F1B, core.pipeline_parallel.combined_1f1b: "EP A2A in

@@ -198,11 +198,12 @@ def build_facility(system: System, fabric: FabricLayer | None, switch: Switch | 
     f = intake.facility
     layer = size_facility(unit, units, equipment=equipment, cooling=f.cooling, pue=f.pue,
                           rack_power_limit_w=f.rack_power, data=data)
-    if units * unit.gpus > gpus:   # the hardware comes whole: say what is powered beyond the job
+    powered = units * unit.gpus
+    if powered > gpus:   # the hardware comes whole: say what is powered beyond the job
         kind = "rack" if unit.rack_scale else "node"
         layer.notes.append(f"{counted(gpus, 'GPU')} asked; {system.id} comes in {kind}s of "
-                           f"{unit.gpus} GPUs: {counted(units, kind)} ({units * unit.gpus:,} "
-                           f"GPUs) powered, {units * unit.gpus - gpus:,} idle or for other work")
+                           f"{counted(unit.gpus, 'GPU')}: {counted(units, kind)} ({counted(powered, 'GPU')}) "
+                           f"powered, {powered - gpus:,} idle or for other work")
     for a in layer.assumptions:
         trace.assumed(a.field, a.value, a.why, a.unit)
     for path, prov in layer.provenance.items():
