@@ -156,6 +156,30 @@ def _compile(accelerator: str, weights: str) -> Trace:
     return trace
 
 
+def test_a_gpu_measured_only_for_kv_reads_streams_weights_at_its_own_rate() -> None:
+    # AIConfigurator 0.12.0 holds attention data only for rtx_pro_6000_server (kernel_ceilings.yaml
+    # header): its weight stream is its own kv_stream[fp8] 0.801 times the median gemm_stream[fp4] /
+    # kv_stream[fp8] of b200, gb200, b300, gb300 (0.53/0.68, 0.516/0.668, 0.51/0.685, 0.501/0.663),
+    # not the median of their weight streams (0.513).
+    table = {e["accelerator"]: e for e in package_yaml("kernel_ceilings.yaml")["ceilings"]}
+    ratios = [table[g]["gemm_stream"]["fp4"] / table[g]["kv_stream"]["fp8"] for g in ("b200", "gb200", "b300", "gb300")]
+    kv = table["rtx-pro-6000-blackwell-server"]["kv_stream"]
+    assert kv == {"bf16": 0.791, "fp8": 0.801}
+    rtx = kernel_ceilings("rtx-pro-6000-blackwell-server", "fp4", "fp8")
+    assert rtx.gemm_stream == pytest.approx(kv["fp8"] * statistics.median(ratios)) == pytest.approx(0.612, abs=1e-3)
+    assert rtx.head_stream == pytest.approx(kv["bf16"] * statistics.median(
+        table[g]["gemm_stream"]["bf16"] / table[g]["kv_stream"]["bf16"]
+        for g in table if "bf16" in table[g].get("gemm_stream", {}) and "bf16" in table[g].get("kv_stream", {})))
+    assert rtx.note and "own measured kv_stream" in rtx.note and "gemm_stream[fp4]" in rtx.note
+    # its GEMM math has no such proxy: the median of the measured GPUs, and the note says which
+    assert rtx.gemm_compute == pytest.approx(statistics.median(
+        e["gemm_compute"]["fp4"] for e in table.values() if "fp4" in e.get("gemm_compute", {})))
+    assert "gemm_compute[fp4] the median" in rtx.note
+    # a GPU measured for nothing keeps the medians for its streams too
+    assert kernel_ceilings("mi300x", "fp8", "fp8").gemm_stream == pytest.approx(statistics.median(
+        e["gemm_stream"]["fp8"] for e in table.values() if "fp8" in e.get("gemm_stream", {})))
+
+
 def test_compile_records_where_the_kernel_ceilings_come_from() -> None:
     measured = _compile("b200", "nvfp4").provenance["compute.kernel_ceilings"]
     assert measured.source == Source.MEASURED and "AIConfigurator" in str(measured.machine)

@@ -21,16 +21,48 @@ def ceiling_table() -> tuple[dict[str, dict[str, Any]], str]:
     return {str(e["accelerator"]): e for e in doc["ceilings"]}, str(doc["source"])
 
 
+# Decode GEMMs stream their weights through the same memory system the decode attention kernels
+# stream the KV cache through: a GPU measured for kv_stream but not for gemm_stream takes its own
+# kv_stream at the KV width below, times the median ratio gemm_stream / kv_stream of the GPUs
+# measured for both (nearly one number per precision: fp8 0.95-1.01 over seven GPUs, fp4 0.74-0.78
+# over four, bf16 1.06-1.09 over six and 1.21 on H200).
+STREAM_KV_WIDTH = {"bf16": "bf16", "fp8": "fp8", "fp4": "fp8"}
+
+
 def fraction(accelerator_id: str, part: str, precision: str) -> tuple[float, bool]:
-    """(fraction, measured) of `part` at `precision` on the GPU; the median of the measured GPUs
-    when this one has no measurement (measured False)."""
+    """(fraction, measured) of `part` at `precision` on the GPU; where this one has no measurement
+    (measured False), the estimate `basis` names: from its own kv_stream (gemm_stream only), else the
+    median of the measured GPUs."""
     table, _ = ceiling_table()
     own = table.get(accelerator_id, {}).get(part, {})
     if precision in own:
         return float(own[precision]), True
+    from_kv = _stream_from_kv(table, accelerator_id, part, precision)
+    if from_kv is not None:
+        return from_kv, False
     others = [float(e[part][precision]) for e in table.values() if precision in e.get(part, {})]
     if not others:
         others = [float(e[part]["bf16"]) for e in table.values() if "bf16" in e.get(part, {})]
     return float(median(others)), False
+
+
+def basis(accelerator_id: str, part: str, precision: str) -> str:
+    """How `fraction` arrives at its value: 'measured', 'own kv_stream' or 'median'."""
+    table, _ = ceiling_table()
+    if precision in table.get(accelerator_id, {}).get(part, {}):
+        return "measured"
+    return "own kv_stream" if _stream_from_kv(table, accelerator_id, part, precision) is not None else "median"
+
+
+def _stream_from_kv(table: dict[str, dict[str, Any]], accelerator_id: str, part: str, precision: str) -> float | None:
+    """kv_stream[width] of this GPU x median(gemm_stream[precision] / kv_stream[width]) of the GPUs
+    measured for both; None where either is missing."""
+    width = STREAM_KV_WIDTH.get(precision)
+    own_kv = table.get(accelerator_id, {}).get("kv_stream", {})
+    if part != "gemm_stream" or width is None or width not in own_kv:
+        return None
+    ratios = [float(e["gemm_stream"][precision]) / float(e["kv_stream"][width]) for e in table.values()
+              if precision in e.get("gemm_stream", {}) and width in e.get("kv_stream", {})]
+    return float(own_kv[width]) * float(median(ratios)) if ratios else None
 
 

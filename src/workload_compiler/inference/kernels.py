@@ -12,14 +12,15 @@ header gives the reduction). Three numbers per GPU, each a fraction of the catal
 
 They carry what a datasheet does not: an NVFP4 GEMM on a B200 sustains 0.39 of the 9 PFLOP/s
 dense FP4 peak where an FP8 GEMM on an H100 sustains 0.62 of its 1,979 TFLOP/s. A GPU or precision
-without a measurement takes the median of the measured GPUs at that precision, as an assumption.
+without a measurement takes, as an assumption, its own measured kv_stream scaled to a weight stream
+(gemm_stream only: catalog/kernel_ceilings.py STREAM_KV_WIDTH), else the median of the measured GPUs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..catalog.kernel_ceilings import PARTS, ceiling_table, fraction
+from ..catalog.kernel_ceilings import PARTS, basis, ceiling_table, fraction
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,16 +47,22 @@ def kernel_ceilings(accelerator_id: str, gemm_precision: str, kv_dtype: str) -> 
     kv_key = _kv_key(kv_dtype)
     asked = {"gemm_compute": gemm_key, "gemm_stream": gemm_key, "kv_stream": kv_key, "attention_compute": kv_key}
     values: dict[str, float] = {}
-    missing: list[str] = []
+    unmeasured: dict[str, set[str]] = {"own kv_stream": set(), "median": set()}
     for part, p in [*asked.items(), ("head_compute", "bf16"), ("head_stream", "bf16")]:
         table_part = part.replace("head_", "gemm_")
         assert table_part in PARTS
-        v, measured = fraction(accelerator_id, table_part, p)
-        values[part] = v
-        if not measured:
-            missing.append(f"{table_part}[{p}]")
+        values[part], _ = fraction(accelerator_id, table_part, p)
+        how = basis(accelerator_id, table_part, p)
+        if how != "measured":
+            unmeasured[how].add(f"{table_part}[{p}]")
+    clauses = []
+    if unmeasured["own kv_stream"]:
+        clauses.append(f"{', '.join(sorted(unmeasured['own kv_stream']))} from its own measured kv_stream times the "
+                       "median gemm_stream / kv_stream ratio of the GPUs measured for both")
+    if unmeasured["median"]:
+        clauses.append(f"{', '.join(sorted(unmeasured['median']))} the median of the measured GPUs at that precision")
     note = None
-    if missing:
-        note = (f"no TensorRT-LLM kernel measurement of {accelerator_id} for {', '.join(sorted(set(missing)))}: "
-                "the median of the measured GPUs at that precision is assumed (catalog/data/kernel_ceilings.yaml)")
+    if clauses:
+        note = (f"no TensorRT-LLM kernel measurement of {accelerator_id} for those ceilings; assumed: "
+                + "; ".join(clauses) + " (catalog/data/kernel_ceilings.yaml)")
     return KernelCeilings(note=note, source=ceiling_table()[1], **values)
