@@ -13,6 +13,7 @@ from typing import Any
 
 from ..arch.counts import param_counts
 from ..arch.resolve import resolve_model
+from ..catalog import moe_latency
 from ..catalog.loader import Catalog
 from ..errors import Infeasible, InputError
 from ..intake.inference import InferenceWorkload
@@ -23,10 +24,11 @@ from .disagg import DisaggChoice
 from .disagg_report import disagg_sections, disagg_summary, mode_reason
 from .engines import Engine, engine
 from .fitted import SLOT_CEILING
+from .layout import ServingLayout
 from .memory import context_sequences
 from .model import ServedModel, served_model
 from .online import Traffic
-from .performance import STEP_PARTS, Device
+from .performance import STEP_PARTS, Device, moe_op_measured
 from .resolve import DEFAULT_CANDIDATES, PERCENTILES, ServingSettings, resolve_serving
 from .search import Candidate, Choice, Requirement, SearchResult, search
 from .storage_section import storage_section
@@ -68,6 +70,23 @@ def _trace_ceilings(trace: Trace, acc_id: str, dev: Device) -> None:
         trace.assumed("compute.kernel_ceilings", value, c.note)
     else:
         trace.measured("compute.kernel_ceilings", value, f"{acc_id}: {c.source}")
+
+
+def _trace_moe_kernel(trace: Trace, m: ServedModel, dev: Device, tp: int, ep: int) -> None:
+    """How the chosen layout's routed experts are timed: TensorRT-LLM's measured MoE op, or modelled
+    grouped GEMMs where that GPU, format, expert shape and degrees were not measured."""
+    if not m.arch.is_moe:
+        return
+    lay = ServingLayout.of(tp=tp, ep=ep)
+    etp, moe_ep = int(lay.etp), int(lay.ep)
+    if moe_op_measured(m, dev, etp, moe_ep):
+        trace.measured("compute.moe_kernel", "measured MoE op", f"{dev.hw.accelerator_id}: {moe_latency.source()}",
+                       why=f"TensorRT-LLM's CUTLASS MoE op at expert TP {etp}, EP {moe_ep}, {m.weights} weights")
+    else:
+        trace.assumed("compute.moe_kernel", "modelled grouped GEMMs",
+                      f"no measured TensorRT-LLM MoE op for {dev.hw.accelerator_id}, {m.weights} weights, this expert "
+                      f"shape at expert TP {etp}, EP {moe_ep} (catalog/data/moe_op_latency.json.gz): the routed "
+                      "experts run as GEMMs at the kernel ceilings")
 
 
 def _requirement(w: InferenceWorkload, s: ServingSettings, m: ServedModel) -> Requirement:
@@ -144,7 +163,7 @@ def compile_inference(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> d
             out["inference"].update(_cost(w, catalog, best.accelerator, best.gpus, served,
                                           best.output_tokens_per_s_per_gpu * best.active_gpus, trace))
     else:
-        out["compute"] = _compute_section(best, devices, catalog, eng, s, trace)
+        out["compute"] = _compute_section(best, devices, catalog, eng, s, m, trace)
         out["inference"] = _inference_section(best, result, m, s, req, catalog, w, trace)
     out["storage"] = storage_section(w.storage, checkpoint_bytes=m.weight_bytes, compute=out["compute"],
                                      inference=out["inference"], trace=trace)
@@ -199,7 +218,7 @@ def _choice_summary(c: Candidate, s: ServingSettings) -> dict[str, Any]:
 
 
 def _compute_section(best: Choice, devices: dict[str, Device], catalog: Catalog, eng: Engine,
-                     s: ServingSettings, trace: Trace) -> dict[str, Any]:
+                     s: ServingSettings, m: ServedModel, trace: Trace) -> dict[str, Any]:
     acc = catalog.accelerator(best.accelerator)
     system = catalog.default_system(acc.id)
     plan = best.evaluation.plan
@@ -207,6 +226,7 @@ def _compute_section(best: Choice, devices: dict[str, Device], catalog: Catalog,
                  "activations": best.value(plan.activation_bytes), "runtime_reserve": plan.reserve_bytes}
     gpus = best.gpus
     trace.derived("compute.gpus", gpus, "replicas x GPUs per replica (inference/search.py)")
+    _trace_moe_kernel(trace, m, devices[best.accelerator], best.layout_value("tp"), best.layout_value("ep"))
     trace.derived("compute.parallelism.tp", best.layout_value("tp"), "search optimum")
     trace.derived("compute.memory_per_gpu_bytes", sum(breakdown.values()), MEMORY_FORMULA)
     return {"accelerator": acc.id, "accelerator_name": acc.name, "system": system.id, "gpus": gpus,

@@ -14,7 +14,10 @@ tokens together (chunked prefill / in-flight batching). Per pipeline stage and G
              GEMM on a B200 sustains 0.39 of 9 PFLOP/s, an FP8 GEMM on an H100 0.62 of 1,979.
              d = the smallest weight dimension the GPU holds after sharding (heads*head_dim/tp,
              ffn/tp, expert ffn/etp, vocab/tp). Experts are read only where a token lands:
-             fraction 1 - (1 - top_k/E)^tokens of them (uniform routing).
+             fraction 1 - (1 - top_k/E)^tokens of them (uniform routing). Where AIConfigurator
+             measured TensorRT-LLM's fused MoE op (CUTLASS backend) for the GPU, weight format,
+             expert shape and expert TP/EP degrees, the routed experts take that latency at the
+             step's tokens instead, routing to finalize (catalog/moe_latency.py).
   attention  roofline of the KV bytes the decode tokens read (batch * context * KV/token/GPU, at
              the GPU's KV-read ceiling for the KV dtype) and the attention FLOPs (FlashAttention-
              style, causal; at the measured rate of the engine's fused attention for the KV dtype:
@@ -43,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from ..arch.counts import head_dims, ssm_scan_flops_per_token
+from ..catalog import moe_latency
 from ..perf import collectives
 from ..perf.layout import FloatArray, Hardware
 from . import fitted
@@ -159,14 +163,21 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
     t_mem = np.zeros(np.broadcast_shapes(np.shape(tok_gpu), lay.shape))
     t_flop = np.zeros_like(t_mem)
     gemm = np.zeros_like(t_mem)
-    for w_bytes, flops, dim, sixteen_bit in _gemm_groups(m, lay, tok_gpu, tok_stage, dec_gpu):
+    groups = _gemm_groups(m, lay, tok_gpu, tok_stage, dec_gpu)
+    measured = measured_experts_s(m, dev, lay, tok_stage)
+    for i, (w_bytes, flops, dim, sixteen_bit) in enumerate(groups):
         if sixteen_bit:
             peak, compute, stream = dev.attention_peak_flops, ceil.head_compute, ceil.head_stream
         else:
             peak, compute, stream = dev.gemm_peak_flops, ceil.gemm_compute, ceil.gemm_stream
         tm = w_bytes / streaming_bytes_per_s(hw, stream)
         tf = flops / (peak * np.minimum(1.0, compute * gemm_efficiency(dim)))
-        gemm = gemm + roofline(tm, tf)
+        t = roofline(tm, tf)
+        if measured is not None and i == len(groups) - 1:   # the routed experts (_gemm_groups puts them last)
+            t_op = np.where(np.isnan(measured), t, measured)
+            share = np.divide(t_op, t, out=np.ones_like(t_op), where=t > 0)
+            tm, tf, t = tm * share, np.where(t > 0, tf * share, t_op), t_op
+        gemm = gemm + t
         t_mem, t_flop = t_mem + tm, t_flop + tf
     kv_read = dec_gpu * m.kv_tokens_read(decode_context) * kv_bytes_per_token_per_gpu(m, lay)
     stage = stage_fraction(a.layers, lay.pp)
@@ -190,6 +201,47 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
                     communication_s=np.asarray(pp * comm + sends), overhead_s=overhead,
                     total_s=np.asarray(total), memory_s=np.asarray(pp * (t_mem + ta_mem)),
                     compute_s=np.asarray(pp * (t_flop + ta_flop)))
+
+
+# serving weight format -> the format of the measured MoE op table (catalog/moe_latency.py)
+MEASURED_MOE_FORMATS = {"nvfp4": "nvfp4", "fp8": "fp8", "bf16": "bf16", "fp16": "bf16"}
+
+
+def _moe_op_key(m: ServedModel) -> tuple[str, int, int, int, int] | None:
+    """(table format, hidden, expert inter size, experts, top-k) of a model whose routed experts the
+    measured MoE op table can describe (plain routed MoE layers, a format it holds), else None."""
+    a = m.arch
+    weights = MEASURED_MOE_FORMATS.get(m.weights)
+    if not a.is_moe or a.is_hybrid or a.moe_latent_size or weights is None:
+        return None
+    return weights, a.hidden_size, a.moe_ffn_hidden_size, a.moe_experts, a.moe_top_k
+
+
+def moe_op_measured(m: ServedModel, dev: Device, etp: int, ep: int) -> bool:
+    """Whether the routed experts of this model run at the measured MoE op on this GPU and degrees."""
+    key = _moe_op_key(m)
+    return key is not None and moe_latency.measured(dev.hw.accelerator_id, *key, etp, ep)
+
+
+def measured_experts_s(m: ServedModel, dev: Device, lay: ServingLayout, tok_stage: Any) -> FloatArray | None:
+    """Seconds of one stage's routed experts per micro-batch from TensorRT-LLM's measured MoE op
+    (catalog/moe_latency.py: the whole op, routing to finalize, at the step's tokens across the EP
+    group) x the stage's MoE layers; NaN for the layouts whose expert shape and degrees were not
+    measured on this GPU and format; None where none was (the modelled GEMMs then stand)."""
+    key = _moe_op_key(m)
+    if key is None:
+        return None
+    etp, ep = np.broadcast_arrays(lay.etp, lay.ep)
+    out = np.full(np.broadcast_shapes(etp.shape, np.shape(tok_stage)), np.nan)
+    found = False
+    for t, e in {(int(t), int(e)) for t, e in zip(etp.ravel(), ep.ravel(), strict=True)}:
+        sec = moe_latency.moe_op_seconds(dev.hw.accelerator_id, *key, t, e, tok_stage)
+        if sec is not None:
+            out = np.where((etp == t) & (ep == e), sec, out)
+            found = True
+    if not found:
+        return None
+    return np.asarray(out * m.arch.moe_layers * stage_fraction(m.arch.layers, lay.pp))
 
 
 def _ssm_scan(m: ServedModel, lay: ServingLayout, dec_gpu: FloatArray,
