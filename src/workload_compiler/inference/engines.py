@@ -33,6 +33,15 @@ class Engine:
     # the rows whose logits the start-up memory profile computes: one per sequence (max_batch_size)
     # or one per token of the profiled step (vLLM V0's sampler profile)
     profile_logits_of: Literal["sequences", "tokens"] = "sequences"
+    # host seconds per running request and step, measured on hosts whose CPU names `host_cpu`
+    # (catalog systems.yaml `cpu`); 0 where not measured
+    host_s_per_request: float = 0.0
+    host_cpu: str = ""
+    host_source: str = ""
+
+    def host_cost(self, system_cpu: str) -> float:
+        """The measured per-request host seconds on a host with this CPU, or 0 (not measured there)."""
+        return self.host_s_per_request if self.host_cpu and self.host_cpu in system_cpu else 0.0
 
 
 def _engine(raw: dict[str, Any]) -> Engine:

@@ -30,7 +30,9 @@ out: 4.6-7.2% for the Llama models, 9.5% for Qwen3-235B-A22B (the only MoE). On 
 perf-overview rows no constant was fitted on (tools/holdout_inference.py: GB200, RTX PRO 6000, Qwen3-
 30B-A3B, Llama 4 Maverick): 34.8% with the experts as modelled GEMMs (constants of 2026-12-01),
 27.9% with the measured op (Qwen3-30B-A3B on B200 +63.5 -> +29.3% mean, on GB200 +112.7 -> +67.2%,
-Maverick on H200 +2.9 -> +7.1%, on B200 -11.4 -> -14.4%). The fit before (2026-12-01, every expert a
+Maverick on H200 +2.9 -> +7.1%, on B200 -11.4 -> -14.4%), 25.7% with the engine's host work measured
+on Grace as a floor under the step (engines.py host_cost; Qwen3-30B-A3B on GB200 +67.2 -> +43.6%;
+no calibration row runs on a Grace host, so the fit is unchanged by it). The fit before (2026-12-01, every expert a
 modelled GEMM): in sample 6.2%, leave-one-GPU-out 6.8% (MoE 10.3%), FP8 held out 7.1%.
 Before the kernel ceilings (datasheet peaks times one efficiency fitted on Hopper),
 the B200 NVFP4 rows scored 31.7% (dense 37.6%, MoE 20.0%): an NVFP4 GEMM on a B200 sustains 0.39

@@ -31,7 +31,9 @@ tokens together (chunked prefill / in-flight batching). Per pipeline stage and G
              perf/collectives.py; latency-bound at decode). Wide EP (ep > tp): all-to-all
              dispatch + combine per MoE layer instead of the MLP all-reduce. PP: one activation
              send per stage boundary.
-  step       pp * t_stage + PP sends + STEP_OVERHEAD_S  (pp micro-batches in flight).
+  step       max(pp * t_stage + PP sends, host) + STEP_OVERHEAD_S  (pp micro-batches in flight;
+             host: the engine's measured host seconds per running request x the requests one
+             scheduler runs, where measured for the host CPU: engines.py host_cost).
 
 Model after the roofline tradition of GenZ (arXiv:2406.01698) and LLM-Viewer, with the
 efficiencies fitted on the TensorRT-LLM tables (inference/fitted.py) instead of left at 1.0,
@@ -67,6 +69,9 @@ class Device:
     attention_peak_flops: float   # dense BF16 peak (attention math and the 16-bit output head)
     gemm_precision: str
     ceilings: KernelCeilings      # measured shares of those peaks the kernels sustain
+    # the engine's host seconds per running request and step on this host (engines.py host_cost):
+    # overlapped with the GPU, a floor under the step
+    host_s_per_request: float = 0.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -196,7 +201,11 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
     sends = (lay.pp - 1) * collectives.p2p_s(tok_gpu * a.hidden_size * ACTIVATION_BYTES, p2p_bw, p2p_lat)
     overhead = np.full_like(t_stage, fitted.STEP_OVERHEAD_S)
     pp = lay.pp.astype(np.float64)
-    total = pp * t_stage + sends + overhead
+    # the host prepares the next step while the GPU runs this one: the step takes the longer of the
+    # two; each attention-DP rank schedules its own requests (decoding + this step's new prompts)
+    requests = (np.asarray(decode_seqs, dtype=np.float64) + np.asarray(prefill_tokens, dtype=np.float64)
+                / np.maximum(np.asarray(prefill_context, dtype=np.float64), 1.0)) / lay.dp_attn
+    total = np.maximum(pp * t_stage + sends, dev.host_s_per_request * requests) + overhead
     return StepTime(gemm_s=np.asarray(pp * gemm), attention_s=np.asarray(pp * attention),
                     communication_s=np.asarray(pp * comm + sends), overhead_s=overhead,
                     total_s=np.asarray(total), memory_s=np.asarray(pp * (t_mem + ta_mem)),
