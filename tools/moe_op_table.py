@@ -11,9 +11,10 @@ on each GPU: systems/data/<system>/moe/trtllm/1.3.0rc20/moe_perf.parquet, one ro
 source, weight format, expert shape (hidden, inter, experts, top-k), MoE tensor and expert parallel
 degree, routing distribution and token count. Kept: the CUTLASS kernel source (`moe_torch_flow_
 cutlass`: TensorRT-LLM's default MoE backend, llmapi/llm_args.py MoeConfig backend default
-'CUTLASS'), balanced routing (the benchmarks force it), the NVFP4, per-tensor FP8 and BF16 weight
-formats, every expert shape and parallel degree measured. Latency in microseconds per token count
-of `tokens` (three significant digits; None where a count was not measured). pyarrow is needed by this tool only.
+'CUTLASS'), balanced routing (the benchmarks force it), the NVFP4, per-tensor FP8, 128x128-block
+FP8 (measured with CUTLASS on Hopper only) and BF16 weight formats, every expert shape and parallel
+degree measured. Latency in microseconds per token count of `tokens` (three significant digits; None
+where a count was not measured). pyarrow is needed by this tool only.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 
 SYSTEMS = {"b200_sxm": "b200", "gb200": "gb200", "b300_sxm": "b300", "gb300": "gb300", "h100_sxm": "h100-sxm",
            "h200_sxm": "h200-sxm", "l40s": "l40s", "rtx_pro_6000_server": "rtx-pro-6000-blackwell-server"}
-WEIGHTS = {"nvfp4": "nvfp4", "fp8": "fp8", "bfloat16": "bf16"}
+WEIGHTS = {"nvfp4": "nvfp4", "fp8": "fp8", "fp8_block": "fp8-block128", "bfloat16": "bf16"}
 KERNEL = "moe_torch_flow_cutlass"
 VERSION = "1.3.0rc20"
 SHAPE = ("hidden_size", "inter_size", "num_experts", "topk", "moe_tp_size", "moe_ep_size")

@@ -47,6 +47,11 @@ def test_the_table_holds_the_measured_op_and_interpolates_between_counts() -> No
     assert big[1] == pytest.approx(2 * big[0])
     assert moe_latency.moe_op_seconds("mi300x", "nvfp4", 2048, 768, 128, 8, 1, 1, 16.0) is None
     assert not moe_latency.measured("b200", "nvfp4", 2880, 2880, 128, 4, 1, 1)     # GPT-OSS: not measured
+    # DeepSeek-V3's 128x128-block FP8 experts (7168, 2048, 256 experts, top-8) at EP 8: measured with
+    # CUTLASS on H200 (h200_sxm moe_perf.parquet, moe_dtype fp8_block); on B200 only with DeepGEMM,
+    # a kernel source the table does not keep
+    assert moe_latency.measured("h200-sxm", "fp8-block128", 7168, 2048, 256, 8, 1, 8)
+    assert not moe_latency.measured("b200", "fp8-block128", 7168, 2048, 256, 8, 1, 8)
 
 
 def _qwen3_30b_on_b200():  # type: ignore[no-untyped-def]

@@ -213,7 +213,8 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
 
 
 # serving weight format -> the format of the measured MoE op table (catalog/moe_latency.py)
-MEASURED_MOE_FORMATS = {"nvfp4": "nvfp4", "fp8": "fp8", "bf16": "bf16", "fp16": "bf16"}
+MEASURED_MOE_FORMATS = {"nvfp4": "nvfp4", "fp8": "fp8", "fp8-block128": "fp8-block128", "bf16": "bf16",
+                        "fp16": "bf16"}
 
 
 def _moe_op_key(m: ServedModel) -> tuple[str, int, int, int, int] | None:
