@@ -29,29 +29,27 @@ def ceiling_table() -> tuple[dict[str, dict[str, Any]], str]:
 STREAM_KV_WIDTH = {"bf16": "bf16", "fp8": "fp8", "fp4": "fp8"}
 
 
-def fraction(accelerator_id: str, part: str, precision: str) -> tuple[float, bool]:
-    """(fraction, measured) of `part` at `precision` on the GPU; where this one has no measurement
-    (measured False), the estimate `basis` names: from its own kv_stream (gemm_stream only), else the
-    median of the measured GPUs."""
+def estimate(accelerator_id: str, part: str, precision: str) -> tuple[float, str]:
+    """(fraction, basis) of `part` at `precision` on the GPU. basis 'measured': this GPU's own
+    measurement; 'own kv_stream': gemm_stream from its measured kv_stream (STREAM_KV_WIDTH);
+    'median': the median of the measured GPUs at that precision (at bf16 where none is measured)."""
     table, _ = ceiling_table()
     own = table.get(accelerator_id, {}).get(part, {})
     if precision in own:
-        return float(own[precision]), True
+        return float(own[precision]), "measured"
     from_kv = _stream_from_kv(table, accelerator_id, part, precision)
     if from_kv is not None:
-        return from_kv, False
+        return from_kv, "own kv_stream"
     others = [float(e[part][precision]) for e in table.values() if precision in e.get(part, {})]
     if not others:
         others = [float(e[part]["bf16"]) for e in table.values() if "bf16" in e.get(part, {})]
-    return float(median(others)), False
+    return float(median(others)), "median"
 
 
-def basis(accelerator_id: str, part: str, precision: str) -> str:
-    """How `fraction` arrives at its value: 'measured', 'own kv_stream' or 'median'."""
-    table, _ = ceiling_table()
-    if precision in table.get(accelerator_id, {}).get(part, {}):
-        return "measured"
-    return "own kv_stream" if _stream_from_kv(table, accelerator_id, part, precision) is not None else "median"
+def fraction(accelerator_id: str, part: str, precision: str) -> tuple[float, bool]:
+    """(fraction, measured): `estimate` with its basis reduced to whether this GPU was measured."""
+    value, basis = estimate(accelerator_id, part, precision)
+    return value, basis == "measured"
 
 
 def _stream_from_kv(table: dict[str, dict[str, Any]], accelerator_id: str, part: str, precision: str) -> float | None:
@@ -64,5 +62,3 @@ def _stream_from_kv(table: dict[str, dict[str, Any]], accelerator_id: str, part:
     ratios = [float(e["gemm_stream"][precision]) / float(e["kv_stream"][width]) for e in table.values()
               if precision in e.get("gemm_stream", {}) and width in e.get("kv_stream", {})]
     return float(own_kv[width]) * float(median(ratios)) if ratios else None
-
-

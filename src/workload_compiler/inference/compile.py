@@ -89,26 +89,28 @@ def _trace_moe_kernel(trace: Trace, m: ServedModel, dev: Device, tp: int, ep: in
                       "experts run as GEMMs at the kernel ceilings")
 
 
-def _with_host_cost(trace: Trace, catalog: Catalog, system_id: str | None, dev: Device, eng: Engine,
-                    record: bool) -> Device:
-    """The engine's measured host seconds per running request on this device's host CPU (catalog
-    systems.yaml `cpu`), or 0 where the engine was not measured on such a host (said so)."""
+def _with_host_cost(catalog: Catalog, dev: Device, eng: Engine) -> Device:
+    """The device with the engine's measured host seconds per running request on its system's host
+    CPU (catalog systems.yaml `cpu`), 0 where the engine was not measured on such a host."""
     if not eng.host_s_per_request:
         return dev
-    acc_id = dev.hw.accelerator_id
-    system = catalog.system(system_id) if system_id else catalog.default_system(acc_id)
-    cost = eng.host_cost(system.cpu)
-    if record and cost:
-        trace.measured("compute.host_s_per_request", cost, eng.host_source,
+    return dataclasses.replace(dev, host_s_per_request=eng.host_cost(catalog.system(dev.hw.system_id).cpu))
+
+
+def _trace_host_cost(trace: Trace, catalog: Catalog, dev: Device, eng: Engine) -> None:
+    """Where the chosen device's steps have the engine's host floor, and where it is not known."""
+    if not eng.host_s_per_request:
+        return
+    system = catalog.system(dev.hw.system_id)
+    if dev.host_s_per_request:
+        trace.measured("compute.host_s_per_request", dev.host_s_per_request, eng.host_source,
                        why=f"{eng.name} on {system.id}'s {eng.host_cpu} host: a step lasts at least this x "
                        "its requests")
-    elif record:
+    else:
         trace.assumed("compute.host_s_per_request", 0.0,
                       f"{eng.name}'s host work per running request is measured on {eng.host_cpu} hosts only; on "
                       f"{system.id} ({system.cpu or 'CPU not in the catalog'}) it is assumed hidden behind the GPU "
-                      "step",
-                      unit="s")
-    return dataclasses.replace(dev, host_s_per_request=cost)
+                      "step", unit="s")
 
 
 def _requirement(w: InferenceWorkload, s: ServingSettings, m: ServedModel) -> Requirement:
@@ -153,8 +155,7 @@ def resolve_inference(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> R
         runtime_reserve_bytes=(base.runtime_reserve_bytes if s.runtime_reserve_bytes is None
                                else s.runtime_reserve_bytes))
     devices = _devices(w, catalog, s, trace)
-    devices = {acc_id: _with_host_cost(trace, catalog, w.compute.system, dev, eng, len(devices) == 1)
-               for acc_id, dev in devices.items()}
+    devices = {acc_id: _with_host_cost(catalog, dev, eng) for acc_id, dev in devices.items()}
     return ResolvedServing(model=m, settings=s, engine=eng, devices=devices, requirement=_requirement(w, s, m))
 
 
@@ -251,6 +252,7 @@ def _compute_section(best: Choice, devices: dict[str, Device], catalog: Catalog,
     gpus = best.gpus
     trace.derived("compute.gpus", gpus, "replicas x GPUs per replica (inference/search.py)")
     _trace_moe_kernel(trace, m, devices[best.accelerator], best.layout_value("tp"), best.layout_value("ep"))
+    _trace_host_cost(trace, catalog, devices[best.accelerator], eng)
     trace.derived("compute.parallelism.tp", best.layout_value("tp"), "search optimum")
     trace.derived("compute.memory_per_gpu_bytes", sum(breakdown.values()), MEMORY_FORMULA)
     return {"accelerator": acc.id, "accelerator_name": acc.name, "system": system.id, "gpus": gpus,

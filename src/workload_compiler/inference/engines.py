@@ -1,7 +1,8 @@
-"""Serving-engine defaults (KV-cache memory fraction, batch and token caps), from package YAML.
+"""Serving-engine defaults (KV-cache memory fraction, batch and token caps, host work per request),
+from package YAML.
 
 A loader module: it reads `catalog/data/serving_engines.yaml` once (through the package's one YAML
-reader, catalog/loader.package_yaml) and computes nothing.
+reader, catalog/loader.package_yaml); its one rule is which host a measured host cost applies to.
 """
 
 from __future__ import annotations

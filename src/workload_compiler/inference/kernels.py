@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..catalog.kernel_ceilings import PARTS, basis, ceiling_table, fraction
+from ..catalog.kernel_ceilings import PARTS, ceiling_table, estimate
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,8 +51,7 @@ def kernel_ceilings(accelerator_id: str, gemm_precision: str, kv_dtype: str) -> 
     for part, p in [*asked.items(), ("head_compute", "bf16"), ("head_stream", "bf16")]:
         table_part = part.replace("head_", "gemm_")
         assert table_part in PARTS
-        values[part], _ = fraction(accelerator_id, table_part, p)
-        how = basis(accelerator_id, table_part, p)
+        values[part], how = estimate(accelerator_id, table_part, p)
         if how != "measured":
             unmeasured[how].add(f"{table_part}[{p}]")
     clauses = []

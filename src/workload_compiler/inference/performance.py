@@ -201,11 +201,14 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
     sends = (lay.pp - 1) * collectives.p2p_s(tok_gpu * a.hidden_size * ACTIVATION_BYTES, p2p_bw, p2p_lat)
     overhead = np.full_like(t_stage, fitted.STEP_OVERHEAD_S)
     pp = lay.pp.astype(np.float64)
-    # the host prepares the next step while the GPU runs this one: the step takes the longer of the
-    # two; each attention-DP rank schedules its own requests (decoding + this step's new prompts)
-    requests = (np.asarray(decode_seqs, dtype=np.float64) + np.asarray(prefill_tokens, dtype=np.float64)
-                / np.maximum(np.asarray(prefill_context, dtype=np.float64), 1.0)) / lay.dp_attn
-    total = np.maximum(pp * t_stage + sends, dev.host_s_per_request * requests) + overhead
+    total = pp * t_stage + sends
+    if dev.host_s_per_request:
+        # the host prepares the next step while the GPU runs this one: the step takes the longer of
+        # the two; each attention-DP rank schedules its own requests (decoding + this step's prompts)
+        requests = (np.asarray(decode_seqs, dtype=np.float64) + np.asarray(prefill_tokens, dtype=np.float64)
+                    / np.maximum(np.asarray(prefill_context, dtype=np.float64), 1.0)) / lay.dp_attn
+        total = np.maximum(total, dev.host_s_per_request * requests)
+    total = total + overhead
     return StepTime(gemm_s=np.asarray(pp * gemm), attention_s=np.asarray(pp * attention),
                     communication_s=np.asarray(pp * comm + sends), overhead_s=overhead,
                     total_s=np.asarray(total), memory_s=np.asarray(pp * (t_mem + ta_mem)),
