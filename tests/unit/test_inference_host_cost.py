@@ -70,3 +70,34 @@ def test_the_compile_says_where_the_host_cost_applies() -> None:
     x86 = _trace("b200")
     assert x86.provenance["compute.host_s_per_request"].source == Source.ASSUMED
     assert any(a.field == "compute.host_s_per_request" and "Grace hosts only" in a.why for a in x86.assumptions)
+
+
+def test_a_disaggregated_answer_says_how_each_pool_times_its_experts_and_its_host() -> None:
+    # Qwen3-30B-A3B's NVFP4 experts on GB200: measured by AIConfigurator (catalog/data/moe_op_latency.json.gz)
+    # at expert TP 1; the Grace host floor applies to both pools' steps.
+    w = parse_workload({"kind": "inference", "model": {"preset": "qwen3-30b-a3b"},
+                        "serving": {"engine": "trtllm", "weights": "nvfp4", "kv_cache_dtype": "fp8",
+                                    "input_tokens": 8192, "output_tokens": 512, "request_rate": "4/s",
+                                    "ttft": {"p99": "3s"}, "tpot": {"p99": "20ms"}, "availability": "none",
+                                    "mode": "disaggregated"},
+                        "compute": {"accelerator": "gb200"}})
+    assert isinstance(w, InferenceWorkload)
+    trace = Trace()
+    out = compile_inference(w, load_catalog(), trace)
+    assert out["inference"]["mode"] == "disaggregated"
+    for key in ("compute.moe_kernel", "compute.prefill_moe_kernel", "compute.host_s_per_request"):
+        assert trace.provenance[key].source == Source.MEASURED, key
+
+
+@pytest.mark.parametrize(("system", "gpus_per_node"), [("gh200-4", 4), ("hgx-h100", 8)])
+def test_the_compute_section_names_the_system_the_intake_gave(system: str, gpus_per_node: int) -> None:
+    # catalog/data/systems.yaml: gh200-4 (4 superchips a node) is not GH200's default system (gh200-1),
+    # hgx-h100 not H100's (dgx-h100)
+    w = parse_workload({"kind": "inference", "model": {"preset": "llama3.1-8b"},
+                        "serving": {"weights": "fp8", "input_tokens": 1024, "output_tokens": 256,
+                                    "scenario": "offline"},
+                        "compute": {"system": system, "gpus": 8}})
+    assert isinstance(w, InferenceWorkload)
+    compute = compile_inference(w, load_catalog(), Trace())["compute"]
+    got = (compute["system"], compute["gpus_per_node"], compute["nodes"])
+    assert got == (system, gpus_per_node, 8 // gpus_per_node)

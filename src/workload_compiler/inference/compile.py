@@ -13,22 +13,21 @@ from typing import Any
 
 from ..arch.counts import param_counts
 from ..arch.resolve import resolve_model
-from ..catalog import moe_latency
 from ..catalog.loader import Catalog
 from ..errors import Infeasible, InputError
 from ..intake.inference import InferenceWorkload
 from ..provenance import Trace
 from ..units import format_bytes, format_duration
 from .device import serving_device
+from .device_trace import trace_ceilings, trace_host_cost, trace_moe_kernel, with_host_cost
 from .disagg import DisaggChoice
 from .disagg_report import disagg_sections, disagg_summary, mode_reason
 from .engines import Engine, engine
 from .fitted import SLOT_CEILING
-from .layout import ServingLayout
 from .memory import context_sequences
 from .model import ServedModel, served_model
 from .online import Traffic
-from .performance import STEP_PARTS, Device, moe_op_measured
+from .performance import STEP_PARTS, Device
 from .resolve import DEFAULT_CANDIDATES, PERCENTILES, ServingSettings, resolve_serving
 from .search import Candidate, Choice, Requirement, SearchResult, search
 from .storage_section import storage_section
@@ -50,7 +49,7 @@ def _devices(w: InferenceWorkload, catalog: Catalog, s: ServingSettings, trace: 
         choice = serving_device(catalog, acc.id, c.system, s.weights, s.kv_dtype)
         if choice.note:
             trace.assumed("compute.gemm_precision", choice.device.gemm_precision, choice.note)
-        _trace_ceilings(trace, acc.id, choice.device)
+        trace_ceilings(trace, acc.id, choice.device)
         return {acc.id: choice.device}
     devices: dict[str, Device] = {}
     for acc_id in DEFAULT_CANDIDATES:
@@ -60,57 +59,6 @@ def _devices(w: InferenceWorkload, catalog: Catalog, s: ServingSettings, trace: 
             continue
     trace.assumed("compute.accelerator", sorted(devices), "not given: searched across these candidates")
     return devices
-
-
-def _trace_ceilings(trace: Trace, acc_id: str, dev: Device) -> None:
-    """The kernel ceilings the step model runs at: measured for this GPU, or assumed (a median)."""
-    c = dev.ceilings
-    value = {"gemm_compute": c.gemm_compute, "gemm_stream": c.gemm_stream, "kv_stream": c.kv_stream}
-    if c.note:
-        trace.assumed("compute.kernel_ceilings", value, c.note)
-    else:
-        trace.measured("compute.kernel_ceilings", value, f"{acc_id}: {c.source}")
-
-
-def _trace_moe_kernel(trace: Trace, m: ServedModel, dev: Device, tp: int, ep: int) -> None:
-    """How the chosen layout's routed experts are timed: TensorRT-LLM's measured MoE op, or modelled
-    grouped GEMMs where that GPU, format, expert shape and degrees were not measured."""
-    if not m.arch.is_moe:
-        return
-    lay = ServingLayout.of(tp=tp, ep=ep)
-    etp, moe_ep = int(lay.etp), int(lay.ep)
-    if moe_op_measured(m, dev, etp, moe_ep):
-        trace.measured("compute.moe_kernel", "measured MoE op", f"{dev.hw.accelerator_id}: {moe_latency.source()}",
-                       why=f"TensorRT-LLM's CUTLASS MoE op at expert TP {etp}, EP {moe_ep}, {m.weights} weights")
-    else:
-        trace.assumed("compute.moe_kernel", "modelled grouped GEMMs",
-                      f"no measured TensorRT-LLM MoE op for {dev.hw.accelerator_id}, {m.weights} weights, this expert "
-                      f"shape at expert TP {etp}, EP {moe_ep} (catalog/data/moe_op_latency.json.gz): the routed "
-                      "experts run as GEMMs at the kernel ceilings")
-
-
-def _with_host_cost(catalog: Catalog, dev: Device, eng: Engine) -> Device:
-    """The device with the engine's measured host seconds per running request on its system's host
-    CPU (catalog systems.yaml `cpu`), 0 where the engine was not measured on such a host."""
-    if not eng.host_s_per_request:
-        return dev
-    return dataclasses.replace(dev, host_s_per_request=eng.host_cost(catalog.system(dev.hw.system_id).cpu))
-
-
-def _trace_host_cost(trace: Trace, catalog: Catalog, dev: Device, eng: Engine) -> None:
-    """Where the chosen device's steps have the engine's host floor, and where it is not known."""
-    if not eng.host_s_per_request:
-        return
-    system = catalog.system(dev.hw.system_id)
-    if dev.host_s_per_request:
-        trace.measured("compute.host_s_per_request", dev.host_s_per_request, eng.host_source,
-                       why=f"{eng.name} on {system.id}'s {eng.host_cpu} host: a step lasts at least this x "
-                       "its requests")
-    else:
-        trace.assumed("compute.host_s_per_request", 0.0,
-                      f"{eng.name}'s host work per running request is measured on {eng.host_cpu} hosts only; on "
-                      f"{system.id} ({system.cpu or 'CPU not in the catalog'}) it is assumed hidden behind the GPU "
-                      "step", unit="s")
 
 
 def _requirement(w: InferenceWorkload, s: ServingSettings, m: ServedModel) -> Requirement:
@@ -155,7 +103,7 @@ def resolve_inference(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> R
         runtime_reserve_bytes=(base.runtime_reserve_bytes if s.runtime_reserve_bytes is None
                                else s.runtime_reserve_bytes))
     devices = _devices(w, catalog, s, trace)
-    devices = {acc_id: _with_host_cost(catalog, dev, eng) for acc_id, dev in devices.items()}
+    devices = {acc_id: with_host_cost(catalog, dev, eng) for acc_id, dev in devices.items()}
     return ResolvedServing(model=m, settings=s, engine=eng, devices=devices, requirement=_requirement(w, s, m))
 
 
@@ -245,14 +193,14 @@ def _choice_summary(c: Candidate, s: ServingSettings) -> dict[str, Any]:
 def _compute_section(best: Choice, devices: dict[str, Device], catalog: Catalog, eng: Engine,
                      s: ServingSettings, m: ServedModel, trace: Trace) -> dict[str, Any]:
     acc = catalog.accelerator(best.accelerator)
-    system = catalog.default_system(acc.id)
+    system = catalog.system(devices[best.accelerator].hw.system_id)
     plan = best.evaluation.plan
     breakdown = {"weights": best.value(plan.weights_bytes), "kv_cache": max(best.value(plan.kv_cache_bytes), 0.0),
                  "activations": best.value(plan.activation_bytes), "runtime_reserve": plan.reserve_bytes}
     gpus = best.gpus
     trace.derived("compute.gpus", gpus, "replicas x GPUs per replica (inference/search.py)")
-    _trace_moe_kernel(trace, m, devices[best.accelerator], best.layout_value("tp"), best.layout_value("ep"))
-    _trace_host_cost(trace, catalog, devices[best.accelerator], eng)
+    trace_moe_kernel(trace, m, devices[best.accelerator], best.layout_value("tp"), best.layout_value("ep"))
+    trace_host_cost(trace, catalog, devices[best.accelerator], eng)
     trace.derived("compute.parallelism.tp", best.layout_value("tp"), "search optimum")
     trace.derived("compute.memory_per_gpu_bytes", sum(breakdown.values()), MEMORY_FORMULA)
     return {"accelerator": acc.id, "accelerator_name": acc.name, "system": system.id, "gpus": gpus,
@@ -357,7 +305,7 @@ def _cost(w: InferenceWorkload, catalog: Catalog, accelerator: str, gpus: int, s
     assert c is not None
     acc = catalog.accelerator(accelerator)
     assert acc.tdp_w is not None   # serving_device -> catalog.hardware() rejects an accelerator without it
-    system = catalog.default_system(acc.id)
+    system = catalog.system(w.compute.system) if w.compute.system else catalog.default_system(acc.id)
     for key, value in c.model_dump(exclude_none=True).items():
         trace.given(f"cost.{key}", value)
     if not c.rented and c.power_usd_per_kwh is not None and c.pue is None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..catalog.loader import Catalog
 from ..provenance import Trace
 from ..units import format_duration
+from .device_trace import trace_host_cost, trace_moe_kernel
 from .disagg import DisaggChoice
 from .engines import Engine
 from .fitted import SLOT_CEILING
@@ -91,12 +92,16 @@ def disagg_summary(c: DisaggChoice) -> dict[str, Any]:
 
 
 def _compute(best: DisaggChoice, devices: dict[str, Device], catalog: Catalog, eng: Engine,
-             s: ServingSettings, trace: Trace) -> dict[str, Any]:
+             s: ServingSettings, m: ServedModel, trace: Trace) -> dict[str, Any]:
     acc = catalog.accelerator(best.accelerator)
-    system = catalog.default_system(acc.id)
+    dev = devices[best.accelerator]
+    system = catalog.system(dev.hw.system_id)
     keys = ("weights", "kv_cache", "activations", "runtime_reserve")
     breakdown = {k: best.decode_memory[k] for k in keys}
     d, p = best.decode, best.prefill
+    trace_moe_kernel(trace, m, dev, d.tp, d.ep)
+    trace_moe_kernel(trace, m, dev, p.tp, p.ep, key="compute.prefill_moe_kernel")
+    trace_host_cost(trace, catalog, dev, eng)
     trace.derived("compute.gpus", best.gpus, "prefill pool + decode pool GPUs, spares included "
                   "(inference/disagg_search.py)")
     trace.derived("compute.parallelism.tp", d.tp, "search optimum (decode pool)")
@@ -109,14 +114,14 @@ def _compute(best: DisaggChoice, devices: dict[str, Device], catalog: Catalog, e
             "prefill_memory_per_gpu_bytes": sum(best.prefill_memory[k] for k in keys),
             "hbm_bytes": acc.memory_bytes, "device_visible_bytes": best.decode_memory["device_bytes"],
             "engine": eng.id, "memory_fraction": s.memory_fraction or eng.memory_fraction,
-            "gemm_precision": devices[best.accelerator].gemm_precision}
+            "gemm_precision": dev.gemm_precision}
 
 
 def disagg_sections(best: DisaggChoice, result: SearchResult, m: ServedModel, s: ServingSettings,
                     req: Requirement, catalog: Catalog, devices: dict[str, Device], eng: Engine,
                     trace: Trace) -> tuple[dict[str, Any], dict[str, Any]]:
     """(compute, inference) sections of a disaggregated answer; cost is added by the caller."""
-    compute = _compute(best, devices, catalog, eng, s, trace)
+    compute = _compute(best, devices, catalog, eng, s, m, trace)
     d, p = best.decode, best.prefill
     active = p.replicas + d.replicas
     capacity_rate = best.requests_per_s
