@@ -77,3 +77,14 @@ def test_a_variant_on_another_machine_leaves_the_baselines_measurements_behind()
     assert denser.notes and "h100-sxm" in denser.notes[0]
     same = next(a for a in spec.alternatives if a.lever == "tokens")
     assert same.feasible and not same.notes
+
+
+def test_more_gpus_is_offered_only_where_a_gpu_limit_binds() -> None:
+    # GPT-3 175B on A100 with a $500K budget: the pinned 1,024 GPUs (and dp 16) are a limit to lift
+    # (the "gpus" lever: here named "right-sized cluster", sizing/collide.py); without them the
+    # intake has no GPU limit, and that variant would be the baseline compiled again
+    budget = {"cost": {"gpu_hour_usd": 1.5, "budget_usd": "500K"}, "target.time_to_train": None}
+    pinned = recompile(EXAMPLES / "gpt3-175b-a100.yaml", budget)
+    assert any(a.lever == "gpus" for a in pinned.alternatives)
+    free = recompile(EXAMPLES / "gpt3-175b-a100.yaml", {**budget, "compute.gpus": None, "compute.parallelism": None})
+    assert free.alternatives and not any(a.lever == "gpus" for a in free.alternatives)

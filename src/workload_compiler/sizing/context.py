@@ -86,6 +86,14 @@ class Context:
         self._cache[key] = spec
         return spec
 
+    def changes(self, pins: dict[str, Any]) -> bool:
+        """Whether `pins` change the intake at all: a variant that does not is the baseline again."""
+        try:
+            pinned = parse_workload(apply_pins(self.data, list(pins.items()), type(self.w)))
+            return bool(pinned != parse_workload(self.data))
+        except (WkcError, ValidationError):
+            return True
+
     def dropped_for(self, pins: dict[str, Any]) -> list[str]:
         """Measured values a variant on another machine left out (they belong to the baseline's)."""
         return self.dropped.get(json.dumps(pins, sort_keys=True, default=str), [])

@@ -80,14 +80,17 @@ def two_sites(ctx: Context, extra: dict[str, Any]) -> list[Variant]:
                            "inter-site link carries the gradient or request traffic)")]
 
 
-def more_gpus(ctx: Context, gpus: int | None, extra: dict[str, Any], what: str) -> Variant:
-    """Lift every GPU limit (count, cap, hall): the GPUs the requirement really needs."""
+def more_gpus(ctx: Context, gpus: int | None, extra: dict[str, Any], what: str) -> list[Variant]:
+    """Lift every GPU limit (count, cap, hall): the GPUs the requirement really needs. Nothing where the
+    intake sets no limit to lift: that variant would be the baseline compiled again."""
     pins: dict[str, Any] = {"compute.gpus": gpus, "compute.max_gpus": None, **extra}
     hall = _hall(ctx)
     if hall is not None:
         pins.update({"facility.power": None, "facility.floor_area_m2": None})
-    return Variant(name="bigger cluster", lever="gpus", pins=pins,
-                   change=what + (" (a larger hall)" if hall is not None else ""))
+    if not ctx.changes(pins):
+        return []
+    return [Variant(name="bigger cluster", lever="gpus", pins=pins,
+                    change=what + (" (a larger hall)" if hall is not None else ""))]
 
 
 def hall_sized(ctx: Context, extra: dict[str, Any]) -> list[Variant]:

@@ -54,5 +54,5 @@ def levers(ctx: Context) -> list[Variant]:
     memory_binds = str(ctx.base.binding_constraint or "").startswith("memory")
     out = _precision(ctx) + accelerators(ctx, memory_binds) + liquid_cooling(ctx, {}) + _schedule(ctx)
     out += hall_sized(ctx, {})
-    out.append(more_gpus(ctx, None, {}, "as many GPUs as the target needs (no GPU limit)"))
+    out += more_gpus(ctx, None, {}, "as many GPUs as the target needs (no GPU limit)")
     return out

@@ -105,5 +105,5 @@ def levers(ctx: Context) -> list[Variant]:
     s = _serving(ctx).serving
     load = "the load" if s.request_rate is None else "the request rate"
     extra: dict[str, Any] = {}
-    out.append(more_gpus(ctx, None, extra, f"as many GPUs as {load} needs at the SLO (no GPU limit)"))
+    out += more_gpus(ctx, None, extra, f"as many GPUs as {load} needs at the SLO (no GPU limit)")
     return out

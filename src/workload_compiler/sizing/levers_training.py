@@ -123,5 +123,5 @@ def levers(ctx: Context) -> list[Variant]:
     # failures (the walk divides each count's time by its goodput), which a steady-state count need not
     what = ("as many GPUs as the deadline needs (no GPU limit)" if w.target.time_to_train else
             "the fewest whole nodes that hold the model (no GPU limit)")
-    out.append(more_gpus(ctx, None, regrid, what))
+    out += more_gpus(ctx, None, regrid, what)
     return out
