@@ -101,3 +101,15 @@ def test_the_compute_section_names_the_system_the_intake_gave(system: str, gpus_
     compute = compile_inference(w, load_catalog(), Trace())["compute"]
     got = (compute["system"], compute["gpus_per_node"], compute["nodes"])
     assert got == (system, gpus_per_node, 8 // gpus_per_node)
+
+
+def test_the_fleet_price_bills_the_nodes_of_the_system_the_intake_gave() -> None:
+    # a node-hour rate for gh200-4 only: 8 GPUs are 2 of its nodes (it was priced as gh200-1, which has no rate)
+    w = parse_workload({"kind": "inference", "model": {"preset": "llama3.1-8b"},
+                        "serving": {"weights": "fp8", "input_tokens": 1024, "output_tokens": 256,
+                                    "scenario": "offline"},
+                        "compute": {"system": "gh200-4", "gpus": 8},
+                        "cost": {"node_hour_usd": {"gh200-4": 40.0}}})
+    assert isinstance(w, InferenceWorkload)
+    inference = compile_inference(w, load_catalog(), Trace())["inference"]
+    assert inference["cost_usd_per_hour"] == pytest.approx(2 * 40.0)

@@ -68,13 +68,16 @@ def test_a_stage_runs_its_moe_layers_at_the_measured_op() -> None:
         per_op = moe_latency.moe_op_seconds(*QWEN3_30B, 1, 1, tokens)
         expected = per_op * m.arch.moe_layers * stage_fraction(m.arch.layers, pp)
         assert np.allclose(measured_experts_s(m, dev, lay, tokens), expected)
-    # a grid of layouts: the measured degrees get the op, the others NaN (their modelled GEMMs stand)
-    grid = ServingLayout.of(tp=np.array([[1], [2], [8]]), ep=np.array([[1], [2], [8]]))
+    # a grid of layouts: the measured degrees get the op, the others NaN (their modelled GEMMs stand);
+    # tp 8 at ep 1 is expert TP 8, which AIConfigurator did not measure for this shape on B200
+    grid = ServingLayout.of(tp=np.array([[1], [2], [8], [8]]), ep=np.array([[1], [2], [8], [1]]))
     out = measured_experts_s(m, dev, grid, tokens[None, :])
-    assert out is not None and out.shape == (3, 2)
-    assert np.all(np.isfinite(out[0])) == moe_latency.measured(*QWEN3_30B, 1, 1)
-    for row, (etp, ep) in enumerate([(1, 1), (1, 2), (1, 8)]):
+    assert out is not None and out.shape == (4, 2)
+    degrees = [(1, 1), (1, 2), (1, 8), (8, 1)]
+    assert [moe_latency.measured(*QWEN3_30B, etp, ep) for etp, ep in degrees] == [True, True, True, False]
+    for row, (etp, ep) in enumerate(degrees):
         assert np.all(np.isfinite(out[row])) == moe_latency.measured(*QWEN3_30B, etp, ep)
+    assert np.all(np.isnan(out[3]))
 
 
 def test_the_measured_op_replaces_the_modelled_expert_gemms(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -131,13 +131,13 @@ def compile_inference(w: InferenceWorkload, catalog: Catalog, trace: Trace) -> d
     best = result.best
     if isinstance(best, DisaggChoice):
         out["compute"], out["inference"] = disagg_sections(best, result, m, s, req, catalog, devices, eng, trace)
-        if w.cost is not None:
-            served = out["inference"]["request_rate_per_s"] * s.osl
-            out["inference"].update(_cost(w, catalog, best.accelerator, best.gpus, served,
-                                          best.output_tokens_per_s_per_gpu * best.active_gpus, trace))
     else:
         out["compute"] = _compute_section(best, devices, catalog, eng, s, m, trace)
-        out["inference"] = _inference_section(best, result, m, s, req, catalog, w, trace)
+        out["inference"] = _inference_section(best, result, m, s, req, trace)
+    if w.cost is not None:
+        inf = out["inference"]
+        inf.update(_cost(w, catalog, devices[best.accelerator], best.gpus, inf["request_rate_per_s"] * s.osl,
+                         inf["output_tokens_per_s"], trace))
     out["storage"] = storage_section(w.storage, checkpoint_bytes=m.weight_bytes, compute=out["compute"],
                                      inference=out["inference"], trace=trace)
     return out
@@ -214,8 +214,7 @@ def _compute_section(best: Choice, devices: dict[str, Device], catalog: Catalog,
 
 
 def _inference_section(best: Choice, result: SearchResult, m: ServedModel, s: ServingSettings,
-                       req: Requirement, catalog: Catalog, w: InferenceWorkload,
-                       trace: Trace) -> dict[str, Any]:
+                       req: Requirement, trace: Trace) -> dict[str, Any]:
     plan = best.evaluation.plan
     kv_per_gpu = best.value(plan.kv_bytes_per_token_gpu)
     capacity = best.at("slots")
@@ -251,8 +250,6 @@ def _inference_section(best: Choice, result: SearchResult, m: ServedModel, s: Se
                          ("kv_capacity_tokens", MEMORY_FORMULA),
                          ("batch_size", "operating batch at the served load (inference/search.py)")):
         trace.derived(f"inference.{key}", out[key], formula)
-    if w.cost is not None:
-        out.update(_cost(w, catalog, best.accelerator, best.gpus, served_rate * s.osl, fleet_tps, trace))
     out["explanation"] = _explain(best, result, req, out)
     return out
 
@@ -292,7 +289,7 @@ def _binding_text(best: Choice, req: Requirement) -> dict[str, str]:
     return {"batch": what.get(best.binding, best.binding), "replicas": replicas}
 
 
-def _cost(w: InferenceWorkload, catalog: Catalog, accelerator: str, gpus: int, served_tokens_per_s: float,
+def _cost(w: InferenceWorkload, catalog: Catalog, dev: Device, gpus: int, served_tokens_per_s: float,
           capacity_tps: float, trace: Trace) -> dict[str, Any]:
     """Fleet $/hour (all GPUs, spares and both pools included) and $ per million output tokens,
     served and at capacity (`capacity_tps`: the active replicas at their capacity batch), from the
@@ -303,9 +300,9 @@ def _cost(w: InferenceWorkload, catalog: Catalog, accelerator: str, gpus: int, s
     from ..cost.section import prices_for
     c = w.cost
     assert c is not None
-    acc = catalog.accelerator(accelerator)
+    acc = catalog.accelerator(dev.hw.accelerator_id)
     assert acc.tdp_w is not None   # serving_device -> catalog.hardware() rejects an accelerator without it
-    system = catalog.system(w.compute.system) if w.compute.system else catalog.default_system(acc.id)
+    system = catalog.system(dev.hw.system_id)
     for key, value in c.model_dump(exclude_none=True).items():
         trace.given(f"cost.{key}", value)
     if not c.rented and c.power_usd_per_kwh is not None and c.pue is None:

@@ -215,7 +215,9 @@ def step_time(m: ServedModel, dev: Device, lay: ServingLayout, *, decode_seqs: A
                     compute_s=np.asarray(pp * (t_flop + ta_flop)))
 
 
-# serving weight format -> the format of the measured MoE op table (catalog/moe_latency.py)
+# serving weight format -> the format of the measured MoE op table (catalog/moe_latency.py); fp16
+# weights take the bf16 rows: the same 16-bit tensor-core rate and bytes per weight (an approximation
+# the table cannot check: AIConfigurator measured no fp16 MoE op)
 MEASURED_MOE_FORMATS = {"nvfp4": "nvfp4", "fp8": "fp8", "fp8-block128": "fp8-block128", "bf16": "bf16",
                         "fp16": "bf16"}
 

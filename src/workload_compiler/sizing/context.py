@@ -89,8 +89,8 @@ class Context:
     def changes(self, pins: dict[str, Any]) -> bool:
         """Whether `pins` change the intake at all: a variant that does not is the baseline again."""
         try:
-            pinned = parse_workload(apply_pins(self.data, list(pins.items()), type(self.w)))
-            return bool(pinned != parse_workload(self.data))
+            # self.data validates back to self.w (dump_intake), so the parsed intake is the one to compare
+            return bool(parse_workload(apply_pins(self.data, list(pins.items()), type(self.w))) != self.w)
         except (WkcError, ValidationError):
             return True
 
