@@ -1,6 +1,7 @@
 """Fit the training step-time constants (perf/fitted.py) on the published runs, and check them.
 
     python tools/fit_training.py [--calibration DIR] [--params a,b,...] [--no-logo] [--by-generation] [--table]
+                                 [--floor]
 
 Every record of calibration/training_public.yaml and training_added.yaml is compiled from the
 intake a user would write (validation/training_suite.py); the compiled layout is then held fixed
@@ -17,9 +18,11 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import importlib.util
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy.optimize import least_squares  # type: ignore[import-untyped]
@@ -107,6 +110,80 @@ def kind_table(rows: list[Row]) -> dict[str, dict[str, float]]:
     return uncertainty_table.kind_table(by)
 
 
+def cell_of(case: TrainingCase) -> str:
+    """The finest cell a scale could be fitted to without naming models or records: source family x
+    GPU x kind (dense/MoE, precision)."""
+    return f"{case.group} / {gpu_cell(case)}"
+
+
+def gpu_cell(case: TrainingCase) -> str:
+    """GPU x kind: the cell a per-GPU efficiency constant would act on."""
+    return f"{case.hardware.accelerator_id} / {case.record.kind}"
+
+
+def cell_scales(rows: list[Row], cells: list[str]) -> dict[str, float]:
+    """Per cell, the scale s on the predicted step times that minimizes the cell's MAPE.
+
+    With x_i = predicted_i / published_i, sum |s x_i - 1| = sum x_i |s - 1 / x_i| is least at the
+    median of the 1 / x_i weighted by x_i."""
+    by: dict[str, list[float]] = collections.defaultdict(list)
+    for r, cell in zip(rows, cells, strict=True):
+        by[cell].append(r.predicted / r.published)
+    return {cell: _weighted_median(1.0 / np.asarray(x), np.asarray(x)) for cell, x in by.items()}
+
+
+def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    """A value v of `values` where the weights below v and above it are each at most half the total."""
+    order = np.argsort(values)
+    cum = np.cumsum(weights[order])
+    return float(values[order][np.searchsorted(cum, 0.5 * cum[-1])])
+
+
+def scaled(rows: list[Row], cells: list[str], scales: dict[str, float]) -> list[Row]:
+    """The rows with each predicted step time times its cell's scale (1 where the cell has none)."""
+    return [dataclasses.replace(r, predicted=r.predicted * scales.get(cell, 1.0))
+            for r, cell in zip(rows, cells, strict=True)]
+
+
+def scale_floor(rows: list[Row], cells: list[str]) -> list[Row]:
+    """The rows as they would stand with a free scale per cell, each at its least MAPE: what no change
+    that moves whole cells alike can do better than. The scatter left is between runs of one cell."""
+    return scaled(rows, cells, cell_scales(rows, cells))
+
+
+def print_floor(rows: list[Row], cases: list[TrainingCase], calibration: Path) -> None:
+    """The floor by cell, and what the per-GPU cells' scales do to the held-out Blackwell runs
+    (tools/holdout_blackwell.py): whether closing the in-sample gap that way would generalize."""
+    print("\nScale floor: the error left with a free scale per cell (never fitted into perf/fitted.py):")
+    picks = (("all", lambda r: True), ("Blackwell", lambda r: r.kind.startswith("Blackwell")),
+             ("MoE", lambda r: " moe " in f" {r.kind} "))
+    print("  " + " " * 38 + "".join(f"{label:>11s}" for label, _ in picks))
+    print(f"  {'now':38s}" + "".join(f"{mape([r for r in rows if p(r)]):10.2f}%" for _, p in picks))
+    for label, cell in (("a scale per GPU x kind", gpu_cell), ("a scale per source family x GPU x kind", cell_of)):
+        cells = [cell(c) for c in cases]
+        floor = scale_floor(rows, cells)
+        print(f"  {label:38s}" + "".join(f"{mape([r for r in floor if p(r)]):10.2f}%" for _, p in picks)
+              + f"   ({len(set(cells))} cells)")
+    holdout = _holdout_tool()
+    held_cases, _ = training_cases(holdout.records(calibration))
+    held_cases = [c for c in held_cases if c.record.published_step_time_s is not None]
+    held = [step_row(c) for c in held_cases]
+    scales = cell_scales(rows, [gpu_cell(c) for c in cases])
+    held_cells = [gpu_cell(c) for c in held_cases]
+    print(f"  held-out Blackwell runs ({len(held)}): MAPE {mape(held):.2f}% now, "
+          f"{mape(scaled(held, held_cells, scales)):.2f}% with the in-sample GPU x kind scales "
+          f"({sum(c in scales for c in held_cells)} of them in a cell that has one)")
+
+
+def _holdout_tool() -> Any:
+    """tools/holdout_blackwell.py, a script beside this one (tools/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("holdout_blackwell", Path(__file__).with_name("holdout_blackwell.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calibration", type=Path, default=None)
@@ -117,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--by-generation", action="store_true",
                     help="also hold out each GPU generation in turn (Ampere, Hopper, Blackwell)")
     ap.add_argument("--table", action="store_true", help="print every record")
+    ap.add_argument("--floor", action="store_true",
+                    help="print the error left with a free scale per cell (GPU x kind; source family x GPU x "
+                    "kind) and what the GPU x kind scales do to the held-out Blackwell runs")
     ap.add_argument("--write-uncertainty", type=Path, default=None,
                     help="write the held-out error per kind into this uncertainty.yaml (section training_step_time)")
     args = ap.parse_args(argv)
@@ -132,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\nIn sample, by kind:")
     print_groups(rows, "kind")
     print(f"\nIN SAMPLE MAPE {mape(rows):.2f}%  max {max_abs_error(rows):.1f}%  ({len(rows)} records)")
+    if args.floor:
+        print_floor(rows, cases, find_calibration_dir(args.calibration))
     print("\nFitted constants:")
     for f in dataclasses.fields(TrainingConstants):
         print(f"    {f.name}={getattr(k, f.name):.4g},")

@@ -24,6 +24,12 @@ GLU below moves none of them by more than 0.5% and the in-sample figure by under
                             FP8, BF16; dense and MoE): MAPE 13.1% (tools/holdout_blackwell.py; it
                             was 17.1% before the refits of 2026-12-04), 0 not compiled, none judged
                             not to fit.
+    scale floor (tools/fit_training.py --floor, 2026-12-05): a free scale per GPU x kind (12 cells)
+                            leaves in sample 5.21%, Blackwell 6.73%, MoE 8.85%; per source family x
+                            GPU x kind (27 cells) 4.55%, 6.43%, 8.72%. What is left is scatter between
+                            runs of one cell. The GPU x kind scales, carried to the 37 held-out runs,
+                            take them from 13.08 to 14.87%: closing the in-sample gap by cell would
+                            not generalize, so no per-GPU or per-family constant is fitted.
 The last step counts GPT-OSS's clamped GLU (arch.model glu_clamp, config.json swiglu_limit 7.0):
 Megatron-Core clamps the experts' gate and linear halves and concatenates them as separate kernels
 before its fused activation (perf/step_time.py glu_clamp_elements, counted bytes with no fitted
