@@ -3,14 +3,13 @@ test is skipped on a developer's machine and FAILS under CI (`CI` set), where .c
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from shared_data import REPO_ROOT
+from shared_data import tool_module
 
 PG_ENV = "WKC_TEST_POSTGRES_URL"
 
@@ -29,14 +28,6 @@ def chromium_path() -> str:
     return str(found)
 
 
-def _pg_helper():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("pg_throwaway", REPO_ROOT / "tools" / "pg_throwaway.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 class PgServer:
     """A PostgreSQL server: the one .ci/run exported ($WKC_TEST_POSTGRES_URL), else a throwaway
     cluster started for this test session (tools/pg_throwaway.py)."""
@@ -46,7 +37,7 @@ class PgServer:
         self._folder: Path | None = None
         self._count = 0
         if not self.url:
-            helper = _pg_helper()
+            helper = tool_module("pg_throwaway")
             if helper.pg_bin() is None:
                 missing("PostgreSQL (apt-get install -y postgresql)")
             try:
@@ -70,4 +61,4 @@ class PgServer:
 
     def stop(self) -> None:
         if self._folder is not None:
-            _pg_helper().stop_cluster(self._folder)
+            tool_module("pg_throwaway").stop_cluster(self._folder)

@@ -9,12 +9,23 @@ that silently skips the calibration tests hides a broken install.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def tool_module(name: str) -> ModuleType:
+    """A script of tools/ loaded as a module (tools/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "tools" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def shared_dir() -> Path:

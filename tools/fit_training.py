@@ -8,7 +8,9 @@ intake a user would write (validation/training_suite.py); the compiled layout is
 and the step-time model re-evaluated under trial constants. Least squares on log(predicted /
 published step time) with scipy.optimize; prints per-group and per-kind MAPE and max error, and a
 leave-one-source-family-out check (each family predicted by constants fitted on the others only,
-the honest figure for runs we do not have). Copy the printed constants into
+the honest figure for runs we do not have); --floor adds the error a free scale per cell (GPU x kind,
+or source family x GPU x kind) would leave, and what the GPU x kind scales do to the held-out
+Blackwell runs of tools/holdout_blackwell.py. Copy the printed constants into
 src/workload_compiler/perf/fitted.py. scipy is a tool dependency (dev extra), never imported by
 the package.
 """
@@ -151,7 +153,7 @@ def scale_floor(rows: list[Row], cells: list[str]) -> list[Row]:
     return scaled(rows, cells, cell_scales(rows, cells))
 
 
-def print_floor(rows: list[Row], cases: list[TrainingCase], calibration: Path) -> None:
+def print_floor(rows: list[Row], cases: list[TrainingCase], calibration: Path, k: TrainingConstants) -> None:
     """The floor by cell, and what the per-GPU cells' scales do to the held-out Blackwell runs
     (tools/holdout_blackwell.py): whether closing the in-sample gap that way would generalize."""
     print("\nScale floor: the error left with a free scale per cell (never fitted into perf/fitted.py):")
@@ -167,7 +169,7 @@ def print_floor(rows: list[Row], cases: list[TrainingCase], calibration: Path) -
     holdout = _holdout_tool()
     held_cases, _ = training_cases(holdout.records(calibration))
     held_cases = [c for c in held_cases if c.record.published_step_time_s is not None]
-    held = [step_row(c) for c in held_cases]
+    held = [step_row(c, k) for c in held_cases]
     scales = cell_scales(rows, [gpu_cell(c) for c in cases])
     held_cells = [gpu_cell(c) for c in held_cases]
     print(f"  held-out Blackwell runs ({len(held)}): MAPE {mape(held):.2f}% now, "
@@ -213,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     print_groups(rows, "kind")
     print(f"\nIN SAMPLE MAPE {mape(rows):.2f}%  max {max_abs_error(rows):.1f}%  ({len(rows)} records)")
     if args.floor:
-        print_floor(rows, cases, find_calibration_dir(args.calibration))
+        print_floor(rows, cases, find_calibration_dir(args.calibration), k)
     print("\nFitted constants:")
     for f in dataclasses.fields(TrainingConstants):
         print(f"    {f.name}={getattr(k, f.name):.4g},")

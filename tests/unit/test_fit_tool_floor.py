@@ -3,21 +3,10 @@ free scale, the bound on what moving whole cells can achieve (the evidence for i
 
 from __future__ import annotations
 
-import importlib.util
-from types import ModuleType
-
 import pytest
 
-from shared_data import REPO_ROOT
+from shared_data import tool_module
 from workload_compiler.validation.report import Row, mape
-
-
-def _fit_tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fit_training", REPO_ROOT / "tools" / "fit_training.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _row(rid: str, ratio: float) -> Row:
@@ -27,7 +16,7 @@ def _row(rid: str, ratio: float) -> Row:
 
 def test_a_cell_off_by_one_factor_is_removed_whole() -> None:
     rows = [_row("a", 1.2), _row("b", 1.2), _row("c", 0.9)]
-    floor = _fit_tool().scale_floor(rows, ["x", "x", "y"])
+    floor = tool_module("fit_training").scale_floor(rows, ["x", "x", "y"])
     assert mape(floor) == pytest.approx(0.0, abs=1e-9)
 
 
@@ -35,14 +24,14 @@ def test_scatter_inside_a_cell_stays_at_its_least_mape() -> None:
     """x = 0.8 and 1.25: |0.8 s - 1| + |1.25 s - 1| is piecewise linear, least at a kink s = 1 / x: 0.36 at s = 0.8,
     0.5625 at s = 1.25. So the floor is 18% (0.36 / 2), not the 0% a scale per record would give."""
     rows = [_row("a", 0.8), _row("b", 1.25)]
-    floor = _fit_tool().scale_floor(rows, ["x", "x"])
+    floor = tool_module("fit_training").scale_floor(rows, ["x", "x"])
     assert mape(floor) == pytest.approx(18.0)
     assert mape(floor) < mape(rows)
 
 
 def test_scales_carry_to_other_rows_only_where_their_cell_has_one() -> None:
     """The held-out check: a row of a GPU the calibration never ran keeps its prediction."""
-    tool = _fit_tool()
+    tool = tool_module("fit_training")
     scales = tool.cell_scales([_row("a", 1.25)], ["b200 / Blackwell moe fp8"])
     moved = tool.scaled([_row("h1", 1.0), _row("h2", 1.0)], ["b200 / Blackwell moe fp8", "b300 / Blackwell moe fp8"],
                         scales)

@@ -3,28 +3,17 @@ records of the calibration format, none of them a calibration record, each compi
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
-from shared_data import REPO_ROOT, calibration_dir, require
+from shared_data import calibration_dir, require, tool_module
 from workload_compiler.validation.suites import find_calibration_dir
 from workload_compiler.validation.training_intake import load_records, record_intake
-
-
-def _tool(name: str = "holdout_blackwell") -> ModuleType:
-    """A script of tools/ (not a package) loaded as a module."""
-    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "tools" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_every_held_out_row_becomes_a_record_the_suite_compiles_and_none_is_calibration() -> None:
     """37 rows: the 25.11 DGX-GB300 table (9) and the 26.02 GB300, GB200, B300 and B200 rows (28)."""
     calibration = find_calibration_dir(require(calibration_dir()))
-    records = _tool().records(Path(calibration))
+    records = tool_module("holdout_blackwell").records(Path(calibration))
     assert len(records) == 37
     known = {r["id"] for r in load_records(Path(calibration))}
     systems = {r["hardware"]["accelerator"] for r in records}
@@ -40,7 +29,7 @@ def test_the_held_out_serving_rows_are_not_calibration_rows() -> None:
     """114 rows of TensorRT-LLM's v1.0-era perf-overview, each a column the calibration set left out."""
     from workload_compiler.validation.inference_intake import load_inference
 
-    rows = _tool("holdout_inference").records()
+    rows = tool_module("holdout_inference").records()
     assert len(rows) == 114
     def key(e: dict[str, object]) -> tuple[object, ...]:
         return e["model"], e["hardware"], e["tp"], e["isl"], e["osl"]
@@ -57,7 +46,7 @@ def test_the_training_bands_hold_their_promise_on_the_held_out_runs() -> None:
     constant and no band was derived from, the symmetric bands hold 28 of the 33 that have one
     (2026-12-04; the bands that followed the sign of the calibration errors held 19): at least 3 in 4."""
     from workload_compiler.validation.band_coverage import coverage
-    report = _tool().held_out_report(Path(find_calibration_dir(require(calibration_dir()))))
+    report = tool_module("holdout_blackwell").held_out_report(Path(find_calibration_dir(require(calibration_dir()))))
     rows = [r for g in report["groups"].values() for r in g["records"]]
     c = coverage(rows, "training_step_time")
     assert c.banded >= 30 and c.inside >= 0.75 * c.banded, c.line()
