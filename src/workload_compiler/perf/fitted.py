@@ -28,7 +28,7 @@ GLU below moves none of them by more than 0.5% and the in-sample figure by under
                             leaves in sample 5.21%, Blackwell 6.73%, MoE 8.85%; per source family x
                             GPU x kind (27 cells) 4.55%, 6.43%, 8.72%. What is left is scatter between
                             runs of one cell. The GPU x kind scales, carried to the 37 held-out runs,
-                            take them from 13.08 to 14.87%: closing the in-sample gap by cell would
+                            take them from 13.07 to 14.86%: closing the in-sample gap by cell would
                             not generalize, so no per-GPU or per-family constant is fitted.
 The last step counts GPT-OSS's clamped GLU (arch.model glu_clamp, config.json swiglu_limit 7.0):
 Megatron-Core clamps the experts' gate and linear halves and concatenates them as separate kernels
