@@ -1,5 +1,6 @@
-"""tools/fit_training.py --floor: the error left when every cell (source family x GPU x kind) gets its own
-free scale, the bound on what moving whole cells can achieve (the evidence for issue 7's closing note)."""
+"""tools/fit_training.py --floor: the error left when every cell (GPU x kind, or source family x GPU x kind)
+gets its own free scale, the bound on what moving whole cells can achieve (the evidence for issue 7's
+closing note)."""
 
 from __future__ import annotations
 

@@ -37,35 +37,35 @@ def _case(preset: str, acc: str, tp: int, isl: int, osl: int, published: float,
                           engine=eng, isl=isl, osl=osl, published=published, assumptions=())
 
 
-@pytest.mark.parametrize(("preset", "acc", "tp", "isl", "osl", "published", "weights"), [
+# each row within 15% of the published rate, or within its own stated tolerance (the last column)
+@pytest.mark.parametrize(("preset", "acc", "tp", "isl", "osl", "published", "weights", "tolerance"), [
     # perf-overview "Llama 3.3 70B" table, H200 TP1 (FP8) column, 1000/1000 row: 2,909 tok/s
-    ("llama3.3-70b", "h200-sxm", 1, 1000, 1000, 2909.0, "fp8"),
+    ("llama3.3-70b", "h200-sxm", 1, 1000, 1000, 2909.0, "fp8", 0.15),
     # same table, H100 TP2 column, 2048/2048 row: 3,082 total = 1,541 per GPU
-    ("llama3.3-70b", "h100-sxm", 2, 2048, 2048, 1541.0, "fp8"),
+    ("llama3.3-70b", "h100-sxm", 2, 2048, 2048, 1541.0, "fp8", 0.15),
     # "Llama 3.1 8B" table, H100 TP1, 128/2048: 22,714 tok/s (memory-bound decode, KV-limited)
-    ("llama3.1-8b", "h100-sxm", 1, 128, 2048, 22714.0, "fp8"),
+    ("llama3.1-8b", "h100-sxm", 1, 128, 2048, 22714.0, "fp8", 0.15),
     # "Llama 3.1 8B" table, H200 TP1, 2048/128: 3,538 tok/s (prefill, compute-bound)
-    ("llama3.1-8b", "h200-sxm", 1, 2048, 128, 3538.0, "fp8"),
+    ("llama3.1-8b", "h200-sxm", 1, 2048, 128, 3538.0, "fp8", 0.15),
     # "Llama 3.1 405B" table, H100 TP8, 2048/2048: 2,296 total = 287 per GPU
-    ("llama3.1-405b", "h100-sxm", 8, 2048, 2048, 287.0, "fp8"),
+    ("llama3.1-405b", "h100-sxm", 8, 2048, 2048, 287.0, "fp8", 0.15),
     # "Qwen3-235B-A22B" table (MoE), H200 TP8, 1000/2000: 22,061 total = 2,757.6 per GPU
-    ("qwen3-235b-a22b", "h200-sxm", 8, 1000, 2000, 2757.6, "fp8"),
+    ("qwen3-235b-a22b", "h200-sxm", 8, 1000, 2000, 2757.6, "fp8", 0.15),
     # "Llama 3.3 70B" table, B200 TP1 (FP4) column, 1000/1000 row: 7,007 tok/s (NVFP4 checkpoint)
-    ("llama3.3-70b", "b200", 1, 1000, 1000, 7007.0, "nvfp4"),
+    ("llama3.3-70b", "b200", 1, 1000, 1000, 7007.0, "nvfp4", 0.15),
     # "Llama 3.1 405B" table, B200 TP4 (FP4), 2048/2048: 4,212 total = 1,053 per GPU
-    ("llama3.1-405b", "b200", 4, 2048, 2048, 1053.0, "nvfp4"),
+    ("llama3.1-405b", "b200", 4, 2048, 2048, 1053.0, "nvfp4", 0.15),
     # "Llama 3.1 405B" table, B200 TP4 (FP4), 2048/128: 749 total = 187.2 per GPU (prefill-bound)
-    ("llama3.1-405b", "b200", 4, 2048, 128, 187.2, "nvfp4"),
+    ("llama3.1-405b", "b200", 4, 2048, 128, 187.2, "nvfp4", 0.15),
     # "Qwen3-235B-A22B" table, B200 TP8 (FP4), 500/2000: 57,117 total = 7,139.6 per GPU. Its routed
     # experts run at TensorRT-LLM's measured CUTLASS MoE op (catalog/moe_latency.py), which puts the
     # row 16% slow: the one row held to 17%.
-    ("qwen3-235b-a22b", "b200", 8, 500, 2000, 7139.6, "nvfp4"),
+    ("qwen3-235b-a22b", "b200", 8, 500, 2000, 7139.6, "nvfp4", 0.17),
 ])
-def test_published_rows_within_15_percent(preset: str, acc: str, tp: int, isl: int, osl: int,
-                                          published: float, weights: str) -> None:
+def test_published_rows_within_their_tolerance(preset: str, acc: str, tp: int, isl: int, osl: int,
+                                               published: float, weights: str, tolerance: float) -> None:
     predicted, _ = predict_throughput(_case(preset, acc, tp, isl, osl, published, weights))
-    measured_moe = preset == "qwen3-235b-a22b" and acc == "b200"
-    assert predicted == pytest.approx(published, rel=0.17 if measured_moe else 0.15)
+    assert predicted == pytest.approx(published, rel=tolerance)
 
 
 def test_all_trtllm_rows_of_both_files_within_the_budget() -> None:

@@ -16,7 +16,8 @@ from .performance import Device, moe_op_measured
 
 
 def trace_ceilings(trace: Trace, acc_id: str, dev: Device) -> None:
-    """The kernel ceilings the step model runs at: measured for this GPU, or assumed (a median)."""
+    """The kernel ceilings the step model runs at: measured for this GPU, or assumed as the ceilings'
+    note says (catalog/kernel_ceilings.py estimate: from its own kv_stream, or a median)."""
     c = dev.ceilings
     value = {"gemm_compute": c.gemm_compute, "gemm_stream": c.gemm_stream, "kv_stream": c.kv_stream}
     if c.note:
